@@ -1,0 +1,63 @@
+// scopeprof: build switches. Each may be set to 0 or 1 before including <scopeprof.hpp> (the CMake
+// target sets them for you); set them the same way in every translation unit of a program.
+//
+//   SCOPEPROF_DISABLE       defined: every macro compiles to nothing, the API stays and does nothing.
+//   SCOPEPROF_WITH_NVTX     NVTX ranges in the "scopeprof" domain.   Plain include: 1 if <nvtx3/nvToolsExt.h>
+//                           is on the include path, else 0.
+//   SCOPEPROF_WITH_CUDA     device time from CUDA events.            Plain include: 0 (needs cudart).
+//   SCOPEPROF_WITH_CUPTI    reserved for the CUPTI collector.        Plain include: 0.
+//   SCOPEPROF_WITH_TORCH    reserved for LibTorch RecordFunction.    Plain include: 0.
+#pragma once
+
+#if defined(SCOPEPROF_DISABLE)
+#undef SCOPEPROF_WITH_NVTX
+#undef SCOPEPROF_WITH_CUDA
+#undef SCOPEPROF_WITH_CUPTI
+#undef SCOPEPROF_WITH_TORCH
+#define SCOPEPROF_WITH_NVTX 0
+#define SCOPEPROF_WITH_CUDA 0
+#define SCOPEPROF_WITH_CUPTI 0
+#define SCOPEPROF_WITH_TORCH 0
+#define SCOPEPROF_ENABLED 0
+#else
+#define SCOPEPROF_ENABLED 1
+#endif
+
+#ifndef SCOPEPROF_WITH_NVTX
+#if defined(__has_include)
+#if __has_include(<nvtx3/nvToolsExt.h>)
+#define SCOPEPROF_WITH_NVTX 1
+#else
+#define SCOPEPROF_WITH_NVTX 0
+#endif
+#else
+#define SCOPEPROF_WITH_NVTX 0
+#endif
+#endif
+
+#ifndef SCOPEPROF_WITH_CUDA
+#define SCOPEPROF_WITH_CUDA 0
+#endif
+#ifndef SCOPEPROF_WITH_CUPTI
+#define SCOPEPROF_WITH_CUPTI 0
+#endif
+#ifndef SCOPEPROF_WITH_TORCH
+#define SCOPEPROF_WITH_TORCH 0
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define SCOPEPROF_LIKELY(x) __builtin_expect(!!(x), 1)
+#define SCOPEPROF_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define SCOPEPROF_NOINLINE __attribute__((noinline))
+#define SCOPEPROF_ALWAYS_INLINE inline __attribute__((always_inline))
+#define SCOPEPROF_FUNCTION_NAME __PRETTY_FUNCTION__
+#else
+#define SCOPEPROF_LIKELY(x) (x)
+#define SCOPEPROF_UNLIKELY(x) (x)
+#define SCOPEPROF_NOINLINE __declspec(noinline)
+#define SCOPEPROF_ALWAYS_INLINE __forceinline
+#define SCOPEPROF_FUNCTION_NAME __FUNCSIG__
+#endif
+
+#define SCOPEPROF_CONCAT_IMPL(a, b) a##b
+#define SCOPEPROF_CONCAT(a, b) SCOPEPROF_CONCAT_IMPL(a, b)

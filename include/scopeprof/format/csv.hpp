@@ -1,0 +1,93 @@
+// scopeprof: CSV writer (RFC 4180, UTF-8). One header line with units, then rows of three views:
+//   view=meta  name=<counter or evidence key>, value in the "value" column
+//   view=flat  one row per scope name
+//   view=tree  one row per call path; "row" numbers the tree rows, "parent" points at the parent row
+// Device cells are empty where there is no valid device time; device_status says why.
+#pragma once
+
+#include <scopeprof/detail/file.hpp>
+#include <scopeprof/detail/text.hpp>
+#include <scopeprof/report.hpp>
+
+#include <string>
+
+namespace scopeprof {
+namespace detail {
+
+inline std::string csv_us(std::int64_t ns) { return format_ns_as_us(ns); }
+inline std::string csv_us(double ns) { return format_fixed(ns / 1000.0, 3); }
+
+}  // namespace detail
+
+inline std::string report::csv() const {
+  using namespace detail;
+  std::string out =
+      "view,row,parent,depth,name,value,calls,host_total_us,host_self_us,host_avg_us,host_med_us,host_min_us,"
+      "host_max_us,host_stddev_us,host_time_pct,device_calls,device_total_us,device_self_us,device_avg_us,"
+      "device_med_us,device_min_us,device_max_us,device_stddev_us,host_device_ratio,device_status\r\n";
+  const auto meta = [&](const char* key, const std::string& value) {
+    out += "meta,,,,";
+    out += key;
+    out += ',';
+    append_csv_field(out, value);
+    out += ",,,,,,,,,,,,,,,,,,,\r\n";
+  };
+  meta("entered", std::to_string(counts_.entered));
+  meta("recorded", std::to_string(counts_.recorded));
+  meta("dropped", std::to_string(counts_.dropped));
+  meta("in_flight", std::to_string(counts_.in_flight));
+  meta("host_source", sources_.host);
+  meta("device_source", sources_.device);
+  meta("cupti_source", sources_.cupti);
+  meta("torch_source", sources_.torch);
+  std::size_t i = 0;
+  for (const auto& f : flat_) {
+    out += "flat,";
+    out += std::to_string(i++);
+    out += ",,,";
+    append_csv_field(out, f.name);
+    out += ",,";
+    out += std::to_string(f.calls) + ',' + csv_us(f.host_total_ns) + ',' + csv_us(f.host_self_ns) + ',' +
+           csv_us(f.host.mean) + ',' + csv_us(f.host.median) + ',' + csv_us(f.host.min) + ',' + csv_us(f.host.max) +
+           ',' + csv_us(f.host.stddev) + ',' + format_fixed(f.host_time_pct, 3) + ',' + std::to_string(f.device_calls) +
+           ',';
+    if (f.device_calls) {
+      out += csv_us(f.device_total_ns) + ',' + csv_us(f.device_self_ns) + ',' + csv_us(f.device.mean) + ',' +
+             csv_us(f.device.median) + ',' + csv_us(f.device.min) + ',' + csv_us(f.device.max) + ',' +
+             csv_us(f.device.stddev) + ',' +
+             (f.device_total_ns > 0 ? format_fixed(static_cast<double>(f.host_total_ns) / f.device_total_ns, 4) : "") +
+             ",ok";
+    } else {
+      out += ",,,,,,,,";
+      out += f.device_captured ? "n/a (captured)" : f.device_invalid ? "n/a (CUDA error)" : "n/a";
+    }
+    out += "\r\n";
+  }
+  i = 0;
+  for (const auto& t : tree_) {
+    out += "tree," + std::to_string(i++) + ',' + (t.parent < 0 ? std::string() : std::to_string(t.parent)) + ',' +
+           std::to_string(t.depth) + ',';
+    append_csv_field(out, t.name);
+    out += ",," + std::to_string(t.calls) + ',' + csv_us(t.host_total_ns) + ',' + csv_us(t.host_self_ns) +
+           ",,,,,,," + std::to_string(t.device_calls) + ',';
+    if (t.device_calls) {
+      out += csv_us(t.device_total_ns) + ',' + csv_us(t.device_self_ns) + ",,,,,," +
+             (t.device_total_ns > 0 ? format_fixed(static_cast<double>(t.host_total_ns) / t.device_total_ns, 4) : "") +
+             ",ok";
+    } else {
+      out += ",,,,,,,,n/a";
+    }
+    out += "\r\n";
+  }
+  return out;
+}
+
+inline write_result report::write_csv(const std::string& path) const {
+  try {
+    return detail::write_file(path, csv(), "CSV report");
+  } catch (...) {
+    return write_result::failure("scopeprof: cannot write CSV report to '" + path + "': out of memory");
+  }
+}
+
+}  // namespace scopeprof

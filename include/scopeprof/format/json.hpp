@@ -1,0 +1,118 @@
+// scopeprof: JSON writer. Schema "scopeprof-report/1" (docs/formats.md); all times are nanoseconds.
+#pragma once
+
+#include <scopeprof/detail/file.hpp>
+#include <scopeprof/detail/text.hpp>
+#include <scopeprof/report.hpp>
+#include <scopeprof/version.hpp>
+
+#include <cmath>
+#include <string>
+
+namespace scopeprof {
+namespace detail {
+
+inline void append_json_number(std::string& out, double v) {
+  if (!std::isfinite(v)) {
+    out += "null";
+    return;
+  }
+  out += format_fixed(v, 1);
+}
+
+inline void append_json_counts(std::string& out, const scope_counts& c) {
+  out += "{\"entered\":" + std::to_string(c.entered) + ",\"recorded\":" + std::to_string(c.recorded) +
+         ",\"dropped\":" + std::to_string(c.dropped) + ",\"in_flight\":" + std::to_string(c.in_flight) + "}";
+}
+
+inline void append_json_stats(std::string& out, const duration_stats& s) {
+  out += "\"avg\":";
+  append_json_number(out, s.mean);
+  out += ",\"median\":";
+  append_json_number(out, s.median);
+  out += ",\"min\":" + std::to_string(s.min) + ",\"max\":" + std::to_string(s.max) + ",\"stddev\":";
+  append_json_number(out, s.stddev);
+}
+
+}  // namespace detail
+
+inline std::string report::json() const {
+  using namespace detail;
+  std::string out = "{\"schema\":\"scopeprof-report/1\",\"version\":\"" SCOPEPROF_VERSION_STRING "\",\"units\":\"ns\",";
+  out += "\"counts\":";
+  append_json_counts(out, counts_);
+  out += ",\"orphans\":" + std::to_string(orphans_);
+  out += ",\"evidence\":{\"host\":";
+  append_json_string(out, sources_.host);
+  out += ",\"device\":";
+  append_json_string(out, sources_.device);
+  out += sources_.device_valid ? ",\"device_valid\":true" : ",\"device_valid\":false";
+  out += ",\"cupti\":";
+  append_json_string(out, sources_.cupti);
+  out += ",\"torch\":";
+  append_json_string(out, sources_.torch);
+  out += "},\"warnings\":";
+  append_json_string(out, warnings_);
+  out += ",\"threads\":[";
+  for (std::size_t i = 0; i < threads_.size(); ++i) {
+    const auto& t = threads_[i];
+    if (i) out += ',';
+    out += "{\"index\":" + std::to_string(t.index) + ",\"os_id\":" + std::to_string(t.os_id) + ",\"name\":";
+    append_json_string(out, t.name);
+    out += t.exited ? ",\"exited\":true,\"counts\":" : ",\"exited\":false,\"counts\":";
+    append_json_counts(out, t.counts);
+    out += '}';
+  }
+  out += "],\"flat\":[";
+  for (std::size_t i = 0; i < flat_.size(); ++i) {
+    const auto& f = flat_[i];
+    if (i) out += ',';
+    out += "{\"name\":";
+    append_json_string(out, f.name);
+    out += ",\"calls\":" + std::to_string(f.calls) + ",\"host\":{\"total\":" + std::to_string(f.host_total_ns) +
+           ",\"self\":" + std::to_string(f.host_self_ns) + ",";
+    append_json_stats(out, f.host);
+    out += ",\"time_pct\":";
+    append_json_number(out, f.host_time_pct);
+    out += "},\"device\":";
+    if (f.device_calls) {
+      out += "{\"calls\":" + std::to_string(f.device_calls) + ",\"total\":" + std::to_string(f.device_total_ns) +
+             ",\"self\":" + std::to_string(f.device_self_ns) + ",";
+      append_json_stats(out, f.device);
+      out += ",\"captured\":" + std::to_string(f.device_captured) + ",\"invalid\":" + std::to_string(f.device_invalid) + "}";
+    } else {
+      out += "null";
+    }
+    out += ",\"device_status\":";
+    append_json_string(out, f.device_calls ? "ok" : f.device_captured ? "n/a (captured)" : f.device_invalid ? "n/a (CUDA error)" : "n/a");
+    out += '}';
+  }
+  out += "],\"tree\":[";
+  for (std::size_t i = 0; i < tree_.size(); ++i) {
+    const auto& t = tree_[i];
+    if (i) out += ',';
+    out += "{\"name\":";
+    append_json_string(out, t.name);
+    out += ",\"depth\":" + std::to_string(t.depth) + ",\"parent\":" + std::to_string(t.parent) +
+           ",\"calls\":" + std::to_string(t.calls) + ",\"host\":{\"total\":" + std::to_string(t.host_total_ns) +
+           ",\"self\":" + std::to_string(t.host_self_ns) + "},\"device\":";
+    if (t.device_calls)
+      out += "{\"calls\":" + std::to_string(t.device_calls) + ",\"total\":" + std::to_string(t.device_total_ns) +
+             ",\"self\":" + std::to_string(t.device_self_ns) + "}";
+    else
+      out += "null";
+    out += '}';
+  }
+  out += "]}\n";
+  return out;
+}
+
+inline write_result report::write_json(const std::string& path) const {
+  try {
+    return detail::write_file(path, json(), "JSON report");
+  } catch (...) {
+    return write_result::failure("scopeprof: cannot write JSON report to '" + path + "': out of memory");
+  }
+}
+
+}  // namespace scopeprof

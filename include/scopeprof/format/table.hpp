@@ -1,0 +1,120 @@
+// scopeprof: the text report. Tree view first (where time went, by call path), then the flat view (per
+// name statistics), each with host and device columns side by side and the evidence behind them.
+#pragma once
+
+#include <scopeprof/detail/text.hpp>
+#include <scopeprof/report.hpp>
+
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace scopeprof {
+namespace detail {
+
+struct text_table {
+  std::vector<std::string> header;
+  std::vector<bool> left;  // left-aligned columns
+  std::vector<std::vector<std::string>> rows;
+
+  void print(std::ostream& out) const {
+    std::vector<std::size_t> width(header.size(), 0);
+    for (std::size_t c = 0; c < header.size(); ++c) width[c] = display_width(header[c]);
+    for (const auto& r : rows)
+      for (std::size_t c = 0; c < r.size() && c < width.size(); ++c) width[c] = std::max(width[c], display_width(r[c]));
+    const auto line = [&](const std::vector<std::string>& cells) {
+      std::string s;
+      for (std::size_t c = 0; c < header.size(); ++c) {
+        const std::string& v = c < cells.size() ? cells[c] : std::string();
+        const std::string pad(width[c] - display_width(v), ' ');
+        if (c) s += "  ";
+        s += left[c] ? v + pad : pad + v;
+      }
+      while (!s.empty() && s.back() == ' ') s.pop_back();
+      out << s << '\n';
+    };
+    line(header);
+    std::size_t total = 0;
+    for (auto w : width) total += w + 2;
+    out << std::string(total > 2 ? total - 2 : 0, '-') << '\n';
+    for (const auto& r : rows) line(r);
+  }
+};
+
+inline std::string na_or_duration(std::uint64_t n, double ns) { return n ? format_duration_ns(ns) : "n/a"; }
+
+inline std::string ratio_cell(std::int64_t host_ns, std::uint64_t device_calls, std::int64_t device_ns) {
+  if (device_calls == 0 || device_ns <= 0) return "n/a";
+  return format_fixed(static_cast<double>(host_ns) / static_cast<double>(device_ns), 2);
+}
+
+}  // namespace detail
+
+inline void report::print(std::ostream& out) const {
+  using namespace detail;
+  out << "scopeprof report: " << counts_.recorded << " scopes recorded";
+  if (counts_.dropped) out << ", " << counts_.dropped << " DROPPED (record buffer full; see SCOPEPROF_MAX_RECORDS)";
+  if (counts_.in_flight) out << ", " << counts_.in_flight << " still open (not in the tables)";
+  out << ", " << threads_.size() << " thread" << (threads_.size() == 1 ? "" : "s") << "\n";
+  out << "  host time:   " << sources_.host << "\n";
+  out << "  device time: " << sources_.device << "\n";
+  out << "  CUPTI:       " << sources_.cupti << "\n";
+  out << "  torch:       " << sources_.torch << "\n";
+  if (!warnings_.empty()) out << warnings_;
+  if (instances_.empty()) {
+    out << "(no finished scopes)\n";
+    return;
+  }
+
+  out << "\nCall tree (all threads merged; Host/Dev = host total / device span):\n";
+  text_table tree{{"Scope", "Calls", "Host total", "Host self", "Dev span", "Dev self", "Host/Dev"},
+                  {true, false, false, false, false, false, false},
+                  {}};
+  for (const auto& t : tree_) {
+    std::string name(2 * t.depth, ' ');
+    name += display_name(t.name);
+    tree.rows.push_back({name, std::to_string(t.calls), format_duration_ns(static_cast<double>(t.host_total_ns)),
+                         format_duration_ns(static_cast<double>(t.host_self_ns)),
+                         na_or_duration(t.device_calls, static_cast<double>(t.device_total_ns)),
+                         na_or_duration(t.device_calls, static_cast<double>(t.device_self_ns)),
+                         ratio_cell(t.host_total_ns, t.device_calls, t.device_total_ns)});
+  }
+  tree.print(out);
+
+  out << "\nBy name (Avg/Med/Min/Max/StdDev of host total per call; Time % = share of all host self time):\n";
+  text_table flat{{"Name", "Calls", "Host total", "Host self", "Avg", "Med", "Min", "Max", "StdDev", "Time %",
+                   "Dev span", "Dev self", "Dev avg", "Dev med", "Host/Dev"},
+                  {true, false, false, false, false, false, false, false, false, false, false, false, false, false, false},
+                  {}};
+  for (const auto& f : flat_) {
+    std::string dev_span = na_or_duration(f.device_calls, static_cast<double>(f.device_total_ns));
+    if (f.device_calls == 0 && f.device_captured) dev_span = "n/a (captured)";
+    if (f.device_calls == 0 && f.device_invalid) dev_span = "n/a (CUDA error)";
+    flat.rows.push_back({display_name(f.name), std::to_string(f.calls),
+                         format_duration_ns(static_cast<double>(f.host_total_ns)),
+                         format_duration_ns(static_cast<double>(f.host_self_ns)), format_duration_ns(f.host.mean),
+                         format_duration_ns(f.host.median), format_duration_ns(static_cast<double>(f.host.min)),
+                         format_duration_ns(static_cast<double>(f.host.max)), format_duration_ns(f.host.stddev),
+                         format_fixed(f.host_time_pct, 1), dev_span,
+                         na_or_duration(f.device_calls, static_cast<double>(f.device_self_ns)),
+                         na_or_duration(f.device_calls, f.device.mean), na_or_duration(f.device_calls, f.device.median),
+                         ratio_cell(f.host_total_ns, f.device_calls, f.device_total_ns)});
+  }
+  flat.print(out);
+  out << "\nNote: totals are inclusive. Do not add up the totals of nested rows: a parent's total already\n"
+         "contains its children. Self columns and Time % can be added. Host time is CPU time spent inside the\n"
+         "scope (mostly launching asynchronous work); device span is GPU time between the scope's boundaries\n"
+         "on its stream. They are different quantities and are never summed.\n";
+  if (orphans_)
+    out << "Note: " << orphans_
+        << " scopes whose parent was still open (or dropped) when the report was taken are shown at top level.\n";
+}
+
+inline std::string report::to_string() const {
+  std::ostringstream s;
+  print(s);
+  return s.str();
+}
+
+}  // namespace scopeprof

@@ -1,0 +1,46 @@
+// scopeprof: the user-facing macros. Each has a versioned name (SCOPEPROF_V1_*) and a short alias.
+// With SCOPEPROF_DISABLE they still compile, as declarations that do nothing and evaluate nothing.
+//
+//   PROF_SCOPE("name")        time the rest of the block; the name must be a string literal
+//   PROF_SCOPE_DYN(name)      same, with a runtime name (std::string, std::string_view, const char*)
+//   PROF_FUNCTION()           same, named after the enclosing function
+#pragma once
+
+#include <scopeprof/config.hpp>
+#include <scopeprof/scope.hpp>
+
+#include <string_view>
+
+// A static call site and a scope object with one unique suffix; n comes from __COUNTER__, so several
+// scopes may share a line.
+#define SCOPEPROF_DETAIL_SITE(n, name_ptr)                                                                    \
+  static ::scopeprof::call_site SCOPEPROF_CONCAT(scopeprof_site_, n) {                                        \
+    name_ptr, __FILE__, SCOPEPROF_FUNCTION_NAME, static_cast<unsigned>(__LINE__)                             \
+  }
+#define SCOPEPROF_DETAIL_SCOPE(n, name_literal)                                                               \
+  SCOPEPROF_DETAIL_SITE(n, name_literal);                                                                     \
+  ::scopeprof::scope SCOPEPROF_CONCAT(scopeprof_scope_, n) { SCOPEPROF_CONCAT(scopeprof_site_, n) }
+#define SCOPEPROF_DETAIL_SCOPE_DYN(n, name_expr)                                                              \
+  SCOPEPROF_DETAIL_SITE(n, nullptr);                                                                          \
+  ::scopeprof::scope SCOPEPROF_CONCAT(scopeprof_scope_, n) {                                                  \
+    SCOPEPROF_CONCAT(scopeprof_site_, n), ::std::string_view(name_expr)                                       \
+  }
+
+#if SCOPEPROF_ENABLED
+#define SCOPEPROF_V1_SCOPE(name) SCOPEPROF_DETAIL_SCOPE(__COUNTER__, "" name "")
+#define SCOPEPROF_V1_SCOPE_DYN(name) SCOPEPROF_DETAIL_SCOPE_DYN(__COUNTER__, name)
+#define SCOPEPROF_V1_FUNCTION() SCOPEPROF_DETAIL_SCOPE(__COUNTER__, __func__)
+#else
+#define SCOPEPROF_V1_SCOPE(name) static_assert(sizeof("" name "") > 0, "PROF_SCOPE takes a string literal")
+#define SCOPEPROF_V1_SCOPE_DYN(name) static_assert(sizeof(::std::string_view(name)) > 0, "")
+#define SCOPEPROF_V1_FUNCTION() static_assert(true, "")
+#endif
+
+#ifndef SCOPEPROF_NO_SHORT_MACROS
+/// @brief Times the rest of the enclosing block: `PROF_SCOPE("forward");`
+#define PROF_SCOPE(name) SCOPEPROF_V1_SCOPE(name)
+/// @brief Like PROF_SCOPE, with a name known at run time: `PROF_SCOPE_DYN(layer_name);`
+#define PROF_SCOPE_DYN(name) SCOPEPROF_V1_SCOPE_DYN(name)
+/// @brief Times the rest of the enclosing function, named after it: `PROF_FUNCTION();`
+#define PROF_FUNCTION() SCOPEPROF_V1_FUNCTION()
+#endif

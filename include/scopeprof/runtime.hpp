@@ -1,0 +1,347 @@
+// scopeprof: start-up, run-time switches, collect() and reset().
+//
+//   scopeprof::set_enabled(false);            // scopes cost one load and a branch from now on
+//   auto r = scopeprof::collect();            // snapshot of every finished scope, all threads
+//   scopeprof::reset();                       // forget what was recorded so far
+//
+// Environment (read once, at the first scope or the first call of this API):
+//   SCOPEPROF=0|1                 start disabled / enabled (default 1)
+//   SCOPEPROF_REPORT=stderr|stdout|PATH   report at normal exit: .csv CSV, .trace.json Chrome trace,
+//                                 .json JSON, anything else the text tables
+//   SCOPEPROF_CLOCK=auto|tsc|steady|cntvct   host clock (default auto: hardware counter where safe)
+//   SCOPEPROF_MAX_RECORDS=N       cap on records held in memory (default 4194304, 24 bytes each)
+#pragma once
+
+#include <scopeprof/clock.hpp>
+#include <scopeprof/config.hpp>
+#include <scopeprof/detail/log.hpp>
+#include <scopeprof/detail/recorder.hpp>
+#include <scopeprof/format/chrome_trace.hpp>
+#include <scopeprof/format/csv.hpp>
+#include <scopeprof/format/json.hpp>
+#include <scopeprof/format/table.hpp>
+#include <scopeprof/report.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <iostream>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+
+namespace scopeprof {
+namespace detail {
+
+inline std::string env_string(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+inline std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return s;
+}
+
+/// Parse a 0/1 style switch; a malformed value gives one warning and the default.
+inline bool parse_switch(const char* name, const std::string& value, bool fallback) {
+  const std::string v = lower(value);
+  if (v.empty()) return fallback;
+  if (v == "0" || v == "off" || v == "false" || v == "no") return false;
+  if (v == "1" || v == "on" || v == "true" || v == "yes") return true;
+  warn(std::string(name) + "='" + value + "' is not one of 0, 1, on, off, true, false; using " + (fallback ? "1" : "0"));
+  return fallback;
+}
+
+/// Parse a positive integer (optional k/m/g suffix, powers of 1024); malformed: one warning, the default.
+inline std::uint64_t parse_count(const char* name, const std::string& value, std::uint64_t fallback) {
+  if (value.empty()) return fallback;
+  std::uint64_t v = 0;
+  std::size_t i = 0;
+  for (; i < value.size() && value[i] >= '0' && value[i] <= '9'; ++i) {
+    if (v > (UINT64_MAX - 9) / 10) { i = 0; break; }
+    v = v * 10 + static_cast<std::uint64_t>(value[i] - '0');
+  }
+  std::uint64_t mult = 1;
+  if (i > 0 && i + 1 == value.size()) {
+    const char s = static_cast<char>(value[i] | 0x20);
+    mult = s == 'k' ? 1024u : s == 'm' ? 1024u * 1024u : s == 'g' ? 1024u * 1024u * 1024u : 0u;
+    if (mult) ++i;
+  }
+  if (i == 0 || i != value.size() || v == 0 || mult == 0 || v > UINT64_MAX / mult) {
+    warn(std::string(name) + "='" + value + "' is not a positive whole number; using " + std::to_string(fallback));
+    return fallback;
+  }
+  return v * mult;
+}
+
+inline clock_kind parse_clock(const std::string& value) {
+  const std::string v = lower(value);
+  const clock_kind best = best_clock_kind();
+  if (v.empty() || v == "auto") return best;
+  clock_kind asked;
+  if (v == "steady") asked = clock_kind::steady;
+  else if (v == "tsc") asked = clock_kind::tsc;
+  else if (v == "cntvct") asked = clock_kind::cntvct;
+  else {
+    warn("SCOPEPROF_CLOCK='" + value + "' is not one of auto, tsc, steady, cntvct; using " + to_string(best));
+    return best;
+  }
+  if (!clock_kind_available(asked)) {
+    warn(std::string("SCOPEPROF_CLOCK=") + value + ": " + to_string(asked) + " is not available on this machine; using " +
+         to_string(best));
+    return best;
+  }
+  return asked;
+}
+
+void report_at_exit() noexcept;
+
+inline std::once_flag& init_flag() {
+  static std::once_flag f;
+  return f;
+}
+
+inline void initialise() noexcept {
+  try {
+    std::call_once(init_flag(), [] {
+      registry& r = the_registry();
+      const bool on = parse_switch("SCOPEPROF", env_string("SCOPEPROF"), true);
+      g_clock_kind = parse_clock(env_string("SCOPEPROF_CLOCK"));
+      r.max_records.store(parse_count("SCOPEPROF_MAX_RECORDS", env_string("SCOPEPROF_MAX_RECORDS"),
+                                      r.max_records.load(std::memory_order_relaxed)),
+                          std::memory_order_relaxed);
+      r.clock_start = read_anchor();
+      nvtx_initialize();
+      r.report_target = env_string("SCOPEPROF_REPORT");
+      if (!r.report_target.empty()) std::atexit(&report_at_exit);
+      g_state.store(on ? state_on : state_off, std::memory_order_release);
+    });
+  } catch (...) {
+    // call_once itself failed (out of resources): stay off rather than half-initialised.
+    std::uint8_t expected = state_uninitialised;
+    g_state.compare_exchange_strong(expected, state_off);
+  }
+}
+
+/// Read one thread's counters as one consistent set. The owner raises `recorded`/`dropped` before it
+/// lowers `depth`; if neither changed across the read of `depth`, the three belong together.
+struct thread_counters {
+  std::uint64_t recorded, dropped;
+  std::uint32_t depth;
+};
+inline thread_counters read_counters(const thread_buffer& b) noexcept {
+  for (unsigned attempt = 0;; ++attempt) {
+    const std::uint64_t r1 = b.recorded.load(std::memory_order_acquire);
+    const std::uint64_t x1 = b.dropped.load(std::memory_order_acquire);
+    const std::uint32_t d = b.depth.load(std::memory_order_acquire);
+    const std::uint64_t r2 = b.recorded.load(std::memory_order_acquire);
+    const std::uint64_t x2 = b.dropped.load(std::memory_order_acquire);
+    if (r1 == r2 && x1 == x2) return {r1, x1, d};
+    if (attempt > 64) std::this_thread::yield();
+  }
+}
+
+}  // namespace detail
+
+/// @brief True when scopes are being recorded now.
+inline bool enabled() noexcept {
+  detail::initialise();
+  return detail::g_state.load(std::memory_order_acquire) == detail::state_on;
+}
+
+/// @brief Switch recording on or off at run time (scopes already open still finish and are recorded).
+inline void set_enabled(bool on) noexcept {
+#if SCOPEPROF_ENABLED
+  detail::initialise();
+  detail::g_state.store(on ? detail::state_on : detail::state_off, std::memory_order_release);
+#else
+  (void)on;
+#endif
+}
+
+/// @brief Cap on records held in memory across all threads; past it, scopes are counted as dropped.
+inline void set_max_records(std::uint64_t n) noexcept {
+  detail::initialise();
+  detail::registry& r = detail::the_registry();
+  r.max_records.store(n, std::memory_order_relaxed);
+  r.alloc_epoch.fetch_add(1, std::memory_order_acq_rel);  // threads that found the buffer full may try again
+}
+
+/// @brief The host clock in use (fixed at start-up).
+inline clock_kind host_clock() noexcept {
+  detail::initialise();
+  return detail::g_clock_kind;
+}
+
+/// @brief Name the calling thread's track in traces and reports: `scopeprof::set_thread_name("loader");`
+inline void set_thread_name(std::string_view name) noexcept {
+#if SCOPEPROF_ENABLED
+  detail::initialise();
+  detail::thread_buffer* b = detail::t_buffer;
+  if (b == nullptr) b = detail::attach_thread();
+  if (b == nullptr) return;
+  try {
+    std::lock_guard<std::mutex> lock(b->mu);
+    b->name = detail::truncate_name(name);
+  } catch (...) {
+  }
+#else
+  (void)name;
+#endif
+}
+
+/// @brief A snapshot of all finished scopes of all threads (running threads keep running; nothing waits
+/// for them). Never throws: on failure the report is empty and its warnings() say why.
+inline report collect() noexcept {
+  using namespace detail;
+  try {
+    detail::raw_snapshot raw;
+#if SCOPEPROF_ENABLED
+    initialise();
+    registry& r = the_registry();
+    // The tick rate comes from the whole run so far; give it at least 20 ms to be accurate.
+    clock_anchor end = read_anchor();
+    if (g_clock_kind != clock_kind::steady && end.ns - r.clock_start.ns < 20'000'000) {
+      std::this_thread::sleep_for(std::chrono::nanoseconds(20'000'000 - (end.ns - r.clock_start.ns)));
+      end = read_anchor();
+    }
+    const tick_converter conv = tick_converter::between(g_clock_kind, r.clock_start, end);
+    raw.origin_ns = r.clock_start.ns;
+    {
+      char buf[160];
+      if (g_clock_kind == clock_kind::steady)
+        std::snprintf(buf, sizeof buf, "%s", to_string(g_clock_kind));
+      else
+        std::snprintf(buf, sizeof buf, "%s at %.4f GHz, calibrated against steady_clock over %.3f s",
+                      to_string(g_clock_kind), 1.0 / conv.ns_per_tick, static_cast<double>(end.ns - r.clock_start.ns) / 1e9);
+      raw.sources.host = buf;
+    }
+    std::lock_guard<std::mutex> lock(r.mu);
+    raw.sites.reserve(r.sites.size());
+    for (const auto& s : r.sites) raw.sites.push_back({s->name, s->file, s->function, s->line});
+    for (thread_buffer* b : r.threads) {
+      const thread_counters c = read_counters(*b);
+      detail::raw_thread t;
+      std::vector<const chunk*> chunks;
+      {
+        std::lock_guard<std::mutex> block(b->mu);
+        chunks.assign(b->chunks.begin(), b->chunks.end());
+        t.desc.name = b->name;
+        t.desc.counts.recorded = c.recorded - b->recorded_floor;
+        t.desc.counts.dropped = c.dropped - b->dropped_floor;
+        t.desc.counts.in_flight = c.depth;
+        t.desc.counts.entered = t.desc.counts.recorded + t.desc.counts.dropped + t.desc.counts.in_flight;
+        const std::uint64_t from = b->recorded_floor;
+        t.records.reserve(static_cast<std::size_t>(c.recorded - from));
+        for (const chunk* ch : chunks) {
+          const std::uint64_t lo = std::max(from, ch->first);
+          const std::uint64_t hi = std::min<std::uint64_t>(c.recorded, ch->first + ch->capacity);
+          for (std::uint64_t i = lo; i < hi; ++i) {
+            const record& rec = ch->records()[i - ch->first];
+            detail::raw_instance x;
+            x.site = rec.site;
+            x.depth = rec.depth;
+            x.host_begin_ns = conv.to_ns(rec.begin_ticks);
+            x.host_end_ns = conv.to_ns(rec.end_ticks);
+            t.records.push_back(x);
+          }
+        }
+      }
+      t.desc.index = b->ordinal;
+      t.desc.os_id = b->os_id;
+      t.desc.exited = b->exited;
+      raw.counts.entered += t.desc.counts.entered;
+      raw.counts.recorded += t.desc.counts.recorded;
+      raw.counts.dropped += t.desc.counts.dropped;
+      raw.counts.in_flight += t.desc.counts.in_flight;
+      raw.threads.push_back(std::move(t));
+    }
+    const std::uint64_t unattached = r.unattached_drops.load(std::memory_order_relaxed) - r.unattached_floor;
+    if (unattached) {
+      raw.counts.entered += unattached;
+      raw.counts.dropped += unattached;
+      raw.warnings += "  warning: " + std::to_string(unattached) +
+                      " scopes ran on threads without a record buffer (out of memory, or in thread exit) and were dropped\n";
+    }
+    if (raw.counts.dropped)
+      raw.warnings += "  warning: " + std::to_string(raw.counts.dropped) +
+                      " finished scopes were dropped because the record buffer was full (cap " +
+                      std::to_string(r.max_records.load()) + " records; raise SCOPEPROF_MAX_RECORDS or call reset())\n";
+#else
+    raw.sources.host = "compiled out (SCOPEPROF_DISABLE)";
+    raw.sources.device = "compiled out (SCOPEPROF_DISABLE)";
+#endif
+    return report::from_raw(std::move(raw));
+  } catch (const std::exception& e) {
+    detail::raw_snapshot raw;
+    raw.warnings = std::string("  warning: collect() failed: ") + e.what() + "\n";
+    try {
+      return report::from_raw(std::move(raw));
+    } catch (...) {
+      return report();
+    }
+  }
+}
+
+/// @brief Forget every finished scope recorded so far (scopes open now are kept and recorded when they end)
+/// and give their memory back.
+inline void reset() noexcept {
+#if SCOPEPROF_ENABLED
+  using namespace detail;
+  initialise();
+  registry& r = the_registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.unattached_floor = r.unattached_drops.load(std::memory_order_relaxed);
+  for (thread_buffer* b : r.threads) {
+    const thread_counters c = read_counters(*b);
+    std::lock_guard<std::mutex> block(b->mu);
+    b->recorded_floor = c.recorded;
+    b->dropped_floor = c.dropped;
+    // Free every chunk that holds only discarded records, except the one the owner is writing to.
+    const std::size_t keep_last = b->exited ? 0 : 1;
+    std::size_t n = 0;
+    while (n + keep_last < b->chunks.size() && b->chunks[n]->first + b->chunks[n]->capacity <= c.recorded) ++n;
+    for (std::size_t i = 0; i < n; ++i) return_chunk(r, b->chunks[i]);
+    b->chunks.erase(b->chunks.begin(), b->chunks.begin() + static_cast<std::ptrdiff_t>(n));
+  }
+  r.alloc_epoch.fetch_add(1, std::memory_order_acq_rel);
+#endif
+}
+
+namespace detail {
+
+inline bool ends_with(const std::string& s, const char* suffix) {
+  const std::string t(suffix);
+  return s.size() >= t.size() && lower(s.substr(s.size() - t.size())) == t;
+}
+
+/// SCOPEPROF_REPORT at normal exit. Errors are printed, never raised.
+inline void report_at_exit() noexcept {
+  try {
+    const std::string target = the_registry().report_target;
+    const report rep = collect();
+    if (target == "stderr") {
+      rep.print(std::cerr);
+      return;
+    }
+    if (target == "stdout") {
+      rep.print(std::cout);
+      std::cout.flush();
+      return;
+    }
+    write_result res;
+    if (ends_with(target, ".csv")) res = rep.write_csv(target);
+    else if (ends_with(target, ".trace.json")) res = rep.write_chrome_trace(target);
+    else if (ends_with(target, ".json")) res = rep.write_json(target);
+    else res = detail::write_file(target, rep.to_string(), "text report");
+    if (!res) warn("SCOPEPROF_REPORT: " + res.message());
+  } catch (...) {
+    warn("SCOPEPROF_REPORT: the report at exit failed (out of memory)");
+  }
+}
+
+}  // namespace detail
+}  // namespace scopeprof

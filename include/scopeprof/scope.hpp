@@ -1,0 +1,114 @@
+// scopeprof: the scope object and the PROF_* macros.
+//
+//   void step() {
+//     PROF_FUNCTION();                   // named after the function
+//     { PROF_SCOPE("load"); load(); }    // a literal name, registered once for this line
+//     PROF_SCOPE_DYN(layer.name());      // a runtime name (std::string / std::string_view / const char*)
+//   }
+#pragma once
+
+#include <scopeprof/clock.hpp>
+#include <scopeprof/config.hpp>
+#include <scopeprof/detail/recorder.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <string_view>
+
+namespace scopeprof {
+namespace detail {
+
+inline std::atomic<std::uint64_t> g_cross_thread_exits{0};
+
+SCOPEPROF_NOINLINE inline void note_cross_thread_exit() noexcept {
+  if (g_cross_thread_exits.fetch_add(1, std::memory_order_relaxed) == 0)
+    warn("a scope ended on another thread than the one it began on (a coroutine resumed elsewhere?); "
+         "it is not recorded and stays counted as in flight");
+}
+
+}  // namespace detail
+
+/// @brief RAII timer for one block: records host begin/end ticks and pushes an NVTX range.
+///
+/// Use it through the macros; it is neither copyable nor movable, and must end on the thread where it began.
+class scope {
+ public:
+#if SCOPEPROF_ENABLED
+  SCOPEPROF_ALWAYS_INLINE explicit scope(call_site& site) noexcept {
+    detail::site_info* info = site.info.load(std::memory_order_acquire);
+    if (SCOPEPROF_LIKELY(detail::g_state.load(std::memory_order_relaxed) == detail::state_on && info != nullptr))
+      enter(info);
+    else
+      enter_cold(site, nullptr);
+  }
+
+  SCOPEPROF_ALWAYS_INLINE scope(call_site& site, std::string_view name) noexcept {
+    if (SCOPEPROF_LIKELY(detail::g_state.load(std::memory_order_relaxed) == detail::state_on)) {
+      detail::site_info* info = detail::lookup_dynamic_site(site, name);
+      if (info != nullptr) enter(info);
+    } else {
+      enter_cold(site, &name);
+    }
+  }
+
+  SCOPEPROF_ALWAYS_INLINE ~scope() {
+    if (buffer_ != nullptr) leave();
+  }
+#else
+  explicit scope(call_site&) noexcept {}
+  scope(call_site&, std::string_view) noexcept {}
+#endif
+
+  scope(const scope&) = delete;
+  scope& operator=(const scope&) = delete;
+  scope(scope&&) = delete;
+  scope& operator=(scope&&) = delete;
+
+ private:
+#if SCOPEPROF_ENABLED
+  SCOPEPROF_ALWAYS_INLINE void enter(detail::site_info* info) noexcept {
+    detail::thread_buffer* b = detail::t_buffer;
+    if (SCOPEPROF_UNLIKELY(b == nullptr)) {
+      b = detail::attach_thread();
+      if (b == nullptr) {
+        detail::the_registry().unattached_drops.fetch_add(1, std::memory_order_relaxed);
+        return;
+      }
+    }
+    b->depth.store(b->depth.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    buffer_ = b;
+    site_id_ = info->id;
+    detail::nvtx_push(info->nvtx);
+    begin_ticks_ = detail::read_ticks();
+  }
+
+  SCOPEPROF_NOINLINE void enter_cold(call_site& site, const std::string_view* name) noexcept {
+    if (detail::g_state.load(std::memory_order_acquire) == detail::state_uninitialised) detail::initialise();
+    if (detail::g_state.load(std::memory_order_relaxed) != detail::state_on) return;
+    detail::site_info* info = name ? detail::lookup_dynamic_site(site, *name) : site.info.load(std::memory_order_acquire);
+    if (info == nullptr && name == nullptr) info = detail::register_site(site);
+    if (info != nullptr) enter(info);
+  }
+
+  SCOPEPROF_ALWAYS_INLINE void leave() noexcept {
+    const std::uint64_t end_ticks = detail::read_ticks();
+    detail::nvtx_pop();
+    detail::thread_buffer* b = buffer_;
+    if (SCOPEPROF_UNLIKELY(b != detail::t_buffer)) {
+      detail::note_cross_thread_exit();
+      return;
+    }
+    const std::uint32_t depth = b->depth.load(std::memory_order_relaxed) - 1;
+    detail::append(*b, detail::record{begin_ticks_, end_ticks, site_id_,
+                                      static_cast<std::uint16_t>(depth < 0xFFFFu ? depth : 0xFFFFu), 0});
+    b->depth.store(depth, std::memory_order_release);
+  }
+
+  detail::thread_buffer* buffer_ = nullptr;  // null: this scope records nothing
+  std::uint64_t begin_ticks_ = 0;
+  std::uint32_t site_id_ = 0;
+#endif
+};
+
+}  // namespace scopeprof
+
