@@ -1497,6 +1497,9 @@ struct site_info {
   std::uint32_t id = 0;
   std::uint32_t colour = 0;
   nvtx_site nvtx;
+  // Device timing policy for this site: 0 = host only, N = time every Nth entry (1 = every entry).
+  std::atomic<std::uint32_t> device_every{1};
+  std::atomic<std::uint64_t> device_entries{0};  // only counted when device_every > 1
 };
 
 }  // namespace detail
@@ -1508,10 +1511,12 @@ struct call_site {
   const char* file;
   const char* function;
   std::uint32_t line;
+  bool host_only;  // PROF_SCOPE_HOST: never device-timed
   std::atomic<detail::site_info*> info{nullptr};
 
-  constexpr call_site(const char* name_, const char* file_, const char* function_, std::uint32_t line_) noexcept
-      : name(name_), file(file_), function(function_), line(line_) {}
+  constexpr call_site(const char* name_, const char* file_, const char* function_, std::uint32_t line_,
+                      bool host_only_ = false) noexcept
+      : name(name_), file(file_), function(function_), line(line_), host_only(host_only_) {}
   call_site(const call_site&) = delete;
   call_site& operator=(const call_site&) = delete;
 };
@@ -1549,6 +1554,27 @@ inline chunk* new_chunk(std::uint32_t capacity) noexcept {
 }
 inline void delete_chunk(chunk* c) noexcept { ::operator delete(static_cast<void*>(c)); }
 
+/// Device timing of one scope instance (CUDA builds): its event pair, resolved at collect time.
+/// Handles are stored untyped so this file needs no CUDA header.
+struct device_record {
+  std::uint64_t host_index = 0;  // index of the host record this belongs to; ~0 if the host record was dropped
+  void* begin_event = nullptr;
+  void* end_event = nullptr;
+  void* stream = nullptr;
+  std::uint64_t capture_id = 0;  // non-zero: recorded while the stream was being captured into a graph
+  std::int32_t device = -1;
+  std::uint32_t state = 0;       // device_record_state, written by collect under the registry mutex
+  std::int64_t begin_ns = 0;     // resolved times on the host timeline
+  std::int64_t end_ns = 0;
+};
+enum device_record_state : std::uint32_t { dev_pending = 0, dev_resolved = 1, dev_captured = 2, dev_invalid = 3 };
+
+struct device_chunk {
+  static constexpr std::uint32_t capacity = 1024;
+  std::uint64_t first = 0;
+  device_record records[capacity];
+};
+
 /// One thread's records and counters. Owned by the global registry, so it outlives its thread.
 struct thread_buffer {
   // Written by the owner thread only (relaxed load + release store), read by collect().
@@ -1559,12 +1585,17 @@ struct thread_buffer {
   record* cursor = nullptr;
   record* limit = nullptr;
   std::uint64_t full_epoch = ~0ull;  // allocation epoch in which a refill last failed
+  device_record* device_cursor = nullptr;
+  device_record* device_limit = nullptr;
+  std::atomic<std::uint64_t> device_recorded{0};  // device records written since the thread started
 
   // Under mu: the chunk list (the owner appends on refill, reset() frees full ones).
   std::mutex mu;
   std::vector<chunk*> chunks;        // in record order; chunk::first says where each starts
   std::uint64_t recorded_floor = 0;  // records before this index were discarded by reset()
   std::uint64_t dropped_floor = 0;
+  std::vector<device_chunk*> device_chunks;
+  std::uint64_t device_floor = 0;  // device records before this index were discarded by reset()
   std::string name;
   // Under the registry mutex.
   std::uint32_t ordinal = 0;
@@ -1577,6 +1608,8 @@ inline thread_local thread_buffer* t_buffer = nullptr;
 enum : std::uint8_t { state_off = 0, state_on = 1, state_uninitialised = 2 };
 /// Read at every scope entry (relaxed): on, off, or not yet initialised.
 inline std::atomic<std::uint8_t> g_state{state_uninitialised};
+/// Device timing of new call sites: 0 = host only, N = every Nth entry (SCOPEPROF_DEVICE_SAMPLE).
+inline std::atomic<std::uint32_t> g_default_device_every{1};
 
 struct registry {
   std::mutex mu;  // sites, threads, collect and reset (taken before any thread_buffer::mu)
@@ -1590,6 +1623,8 @@ struct registry {
   std::atomic<std::uint64_t> allocated_records{0};
   std::atomic<std::uint64_t> max_records{std::uint64_t{1} << 22};
   std::atomic<std::uint64_t> alloc_epoch{0};  // bumped whenever memory is freed or the cap raised
+  std::atomic<std::uint64_t> device_records_held{0};     // device records in memory, all threads
+  std::atomic<std::uint64_t> device_records_skipped{0};  // device timings not taken: too many held
   std::atomic<std::uint64_t> unattached_drops{0};  // scopes on threads whose buffer could not be made
   std::uint64_t unattached_floor = 0;              // under mu: reset() point
 
@@ -1716,25 +1751,64 @@ SCOPEPROF_NOINLINE inline bool refill(thread_buffer& b) noexcept {
   }
 }
 
-SCOPEPROF_NOINLINE inline void append_slow(thread_buffer& b, const record& rec) noexcept {
+constexpr std::uint64_t no_record = ~std::uint64_t{0};
+
+SCOPEPROF_NOINLINE inline std::uint64_t append_slow(thread_buffer& b, const record& rec) noexcept {
   if (refill(b)) {
     *b.cursor++ = rec;
-    b.recorded.store(b.recorded.load(std::memory_order_relaxed) + 1, std::memory_order_release);
-  } else {
-    b.dropped.store(b.dropped.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    const std::uint64_t index = b.recorded.load(std::memory_order_relaxed);
+    b.recorded.store(index + 1, std::memory_order_release);
+    return index;
   }
+  b.dropped.store(b.dropped.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  return no_record;
 }
 
-/// Store one finished scope; the caller then lowers the depth (after, so a reader never sees both old).
-SCOPEPROF_ALWAYS_INLINE void append(thread_buffer& b, const record& rec) noexcept {
+/// Store one finished scope and return its index (no_record if dropped); the caller then lowers the
+/// depth (after, so a reader never sees both old).
+SCOPEPROF_ALWAYS_INLINE std::uint64_t append(thread_buffer& b, const record& rec) noexcept {
   record* c = b.cursor;
   if (SCOPEPROF_LIKELY(c != b.limit)) {
     *c = rec;
     b.cursor = c + 1;
-    b.recorded.store(b.recorded.load(std::memory_order_relaxed) + 1, std::memory_order_release);
-  } else {
-    append_slow(b, rec);
+    const std::uint64_t index = b.recorded.load(std::memory_order_relaxed);
+    b.recorded.store(index + 1, std::memory_order_release);
+    return index;
   }
+  return append_slow(b, rec);
+}
+
+/// Device records: a cap of their own (each holds two CUDA events until collect() resolves them).
+constexpr std::uint64_t max_device_records = std::uint64_t{1} << 20;
+
+/// Reserve the slot for one device record; nullptr when the cap is reached (the timing is skipped).
+SCOPEPROF_NOINLINE inline device_record* device_slot_slow(thread_buffer& b) noexcept {
+  registry& r = the_registry();
+  if (r.device_records_held.fetch_add(device_chunk::capacity, std::memory_order_relaxed) + device_chunk::capacity >
+      max_device_records) {
+    r.device_records_held.fetch_sub(device_chunk::capacity, std::memory_order_relaxed);
+    return nullptr;
+  }
+  try {
+    auto* c = new device_chunk;
+    c->first = b.device_recorded.load(std::memory_order_relaxed);
+    std::lock_guard<std::mutex> lock(b.mu);
+    b.device_chunks.push_back(c);
+    b.device_cursor = c->records;
+    b.device_limit = c->records + device_chunk::capacity;
+    return b.device_cursor;
+  } catch (...) {
+    r.device_records_held.fetch_sub(device_chunk::capacity, std::memory_order_relaxed);
+    return nullptr;
+  }
+}
+SCOPEPROF_ALWAYS_INLINE device_record* device_slot(thread_buffer& b) noexcept {
+  return b.device_cursor != b.device_limit ? b.device_cursor : device_slot_slow(b);
+}
+/// Publish the slot filled after device_slot().
+SCOPEPROF_ALWAYS_INLINE void device_commit(thread_buffer& b) noexcept {
+  ++b.device_cursor;
+  b.device_recorded.store(b.device_recorded.load(std::memory_order_relaxed) + 1, std::memory_order_release);
 }
 
 inline std::string truncate_name(std::string_view name) {
@@ -1752,6 +1826,8 @@ inline site_info* make_site_locked(registry& r, std::string_view name, const cal
   info->line = cs.line;
   info->id = static_cast<std::uint32_t>(r.sites.size());
   info->colour = colour_for_name(info->name);
+  info->device_every.store(cs.host_only ? 0u : g_default_device_every.load(std::memory_order_relaxed),
+                           std::memory_order_relaxed);
   nvtx_register_site(info->nvtx, info->name.c_str(), info->colour);
   r.sites.push_back(std::move(info));
   return r.sites.back().get();
@@ -1859,7 +1935,469 @@ inline site_info* lookup_dynamic_site(call_site& cs, std::string_view name) noex
 //                                 .json JSON, anything else the text tables
 //   SCOPEPROF_CLOCK=auto|tsc|steady|cntvct   host clock (default auto: hardware counter where safe)
 //   SCOPEPROF_MAX_RECORDS=N       cap on records held in memory (default 4194304, 24 bytes each)
+//   SCOPEPROF_DEVICE=0|1          device timing from CUDA events (CUDA builds; default 1)
+//   SCOPEPROF_DEVICE_SAMPLE=N     device-time every Nth entry of each call site (default 1: every entry)
+//   SCOPEPROF_DEVICE_WAIT_MS=N    longest collect() waits for a stream's newest event (default 5000)
 
+// ---- begin scopeprof/backends/cuda_events.hpp ----
+// scopeprof: device time per scope from CUDA events (SCOPEPROF_WITH_CUDA=1).
+//
+// A timed scope records one event when it begins and one when it ends, on its stream. Nothing waits on
+// the hot path: collect() resolves the pairs later, in bulk, and places them on the host timeline through
+// a per-device reference event. Events come from per-device pools, refilled in chunks and recycled by
+// collect(), so a steady state creates none. Streams that are being captured into a CUDA graph get
+// external event-record nodes (cudaEventRecordExternal); their events are never queried while the
+// capture is open and never reused, because every replay of the graph records them again.
+//
+// Errors never reach the program: a failing CUDA call switches device timing off for that device, the
+// reason goes into the report header, and the program's own pending error (cudaPeekAtLastError) is left
+// as it would have been without scopeprof.
+
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#if SCOPEPROF_WITH_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+namespace scopeprof {
+namespace detail {
+
+enum : std::uint8_t { device_timing_uninitialised = 0, device_timing_on = 1, device_timing_off = 2 };
+/// Read at every scope entry in CUDA builds (relaxed).
+inline std::atomic<std::uint8_t> g_device_timing{device_timing_uninitialised};
+
+#if SCOPEPROF_WITH_CUDA
+
+/// Per CUDA device: reference event, private stream, event pool, failure state.
+struct device_context {
+  std::mutex mu;
+  int ordinal = 0;
+  bool ready = false;
+  bool failed = false;  // a CUDA error made this device's events unusable
+  std::string failure;
+  cudaStream_t private_stream = nullptr;
+  cudaEvent_t reference = nullptr;  // recorded once, on an otherwise empty stream
+  std::int64_t reference_host_ns = 0;
+  std::vector<cudaEvent_t> free_events;
+  std::uint64_t events_created = 0;
+  std::uint64_t scopes_timed = 0;  // resolved spans, for the report header
+};
+
+struct device_registry {
+  std::mutex mu;
+  bool probed = false;
+  int count = 0;
+  std::string off_reason;  // why device timing is off, when it is
+  std::vector<std::unique_ptr<device_context>> devices;
+  std::atomic<std::uint64_t> skipped{0};  // scopes that wanted device time but did not get it
+  std::uint64_t pending = 0;              // unresolved at the last collect (still running on the GPU)
+  std::uint64_t wait_ms = 5000;           // longest collect() waits for a stream's newest event
+};
+
+inline device_registry& the_devices() {
+  static device_registry* d = new device_registry();
+  return *d;
+}
+
+constexpr std::uint32_t event_cache_size = 32;
+struct thread_event_cache {
+  int device = -1;
+  std::uint32_t count = 0;
+  cudaEvent_t events[event_cache_size] = {};
+};
+inline thread_local thread_event_cache t_event_cache;
+
+/// Keep the program's view of cudaGetLastError as it would be without us: clear an error we caused,
+/// unless the program already had one pending.
+inline void forget_our_error(cudaError_t pending_before) noexcept {
+  if (pending_before == cudaSuccess) (void)cudaGetLastError();
+}
+
+inline std::string cuda_error_text(cudaError_t e) {
+  return std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ")";
+}
+
+inline void fail_device(device_context& ctx, const std::string& what, cudaError_t e) noexcept {
+  try {
+    std::lock_guard<std::mutex> lock(ctx.mu);
+    if (!ctx.failed) {
+      ctx.failed = true;
+      ctx.failure = what + ": " + cuda_error_text(e);
+      warn("device timing stopped on GPU " + std::to_string(ctx.ordinal) + ": " + ctx.failure);
+    }
+  } catch (...) {
+  }
+}
+
+/// First device-timed scope of the process: is there a device at all? (No driver, no GPU: off, said once.)
+SCOPEPROF_NOINLINE inline void probe_devices() noexcept {
+  device_registry& d = the_devices();
+  try {
+    std::lock_guard<std::mutex> lock(d.mu);
+    if (d.probed) return;
+    d.probed = true;
+    const cudaError_t pending = cudaPeekAtLastError();
+    int n = 0;
+    const cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess || n <= 0) {
+      forget_our_error(pending);
+      d.off_reason = e != cudaSuccess ? "n/a (no usable CUDA device: " + cuda_error_text(e) + ")" : "n/a (no CUDA device)";
+      g_device_timing.store(device_timing_off, std::memory_order_release);
+      return;
+    }
+    d.count = n;
+    for (int i = 0; i < n; ++i) {
+      d.devices.push_back(std::make_unique<device_context>());
+      d.devices.back()->ordinal = i;
+    }
+    g_device_timing.store(device_timing_on, std::memory_order_release);
+  } catch (...) {
+    g_device_timing.store(device_timing_off, std::memory_order_release);
+  }
+}
+
+/// First use of a device: private stream, reference event and its host time. The reference event is
+/// recorded on an empty non-blocking stream, so it completes at once and waits for none of the program's
+/// work; its host time is taken when completion is seen, an upper bound, so a mapped device interval
+/// is never placed before the host scope that launched it.
+SCOPEPROF_NOINLINE inline bool prepare_device(device_context& ctx) noexcept {
+  std::lock_guard<std::mutex> lock(ctx.mu);
+  if (ctx.ready || ctx.failed) return ctx.ready;
+  const cudaError_t pending = cudaPeekAtLastError();
+  cudaError_t e = cudaStreamCreateWithFlags(&ctx.private_stream, cudaStreamNonBlocking);
+  if (e == cudaSuccess) e = cudaEventCreate(&ctx.reference);
+  if (e == cudaSuccess) e = cudaEventRecord(ctx.reference, ctx.private_stream);
+  if (e == cudaSuccess) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while ((e = cudaEventQuery(ctx.reference)) == cudaErrorNotReady && std::chrono::steady_clock::now() < deadline) {
+    }
+  }
+  if (e != cudaSuccess) {
+    forget_our_error(pending);
+    ctx.failed = true;
+    try {
+      ctx.failure = "could not set up device timing: " + cuda_error_text(e);
+    } catch (...) {
+    }
+    return false;
+  }
+  ctx.reference_host_ns = steady_now_ns();
+  ctx.ready = true;
+  return true;
+}
+
+inline device_context* context_for(int device) noexcept {
+  device_registry& d = the_devices();
+  if (device < 0 || device >= d.count) return nullptr;
+  device_context* ctx = d.devices[static_cast<std::size_t>(device)].get();
+  if (SCOPEPROF_UNLIKELY(!ctx->ready) && !prepare_device(*ctx)) return nullptr;
+  return ctx->failed ? nullptr : ctx;
+}
+
+/// Return the calling thread's cached events to their device pool.
+inline void flush_event_cache(thread_event_cache& cache) noexcept {
+  if (cache.count == 0 || cache.device < 0) return;
+  device_context* ctx = the_devices().devices[static_cast<std::size_t>(cache.device)].get();
+  try {
+    std::lock_guard<std::mutex> lock(ctx->mu);
+    ctx->free_events.insert(ctx->free_events.end(), cache.events, cache.events + cache.count);
+  } catch (...) {
+  }
+  cache.count = 0;
+}
+
+/// Refill the thread's event cache from the device pool, creating a chunk of events when it is empty.
+SCOPEPROF_NOINLINE inline bool refill_event_cache(thread_event_cache& cache, device_context& ctx) noexcept {
+  if (cache.device != ctx.ordinal) {
+    flush_event_cache(cache);
+    cache.device = ctx.ordinal;
+  }
+  try {
+    std::lock_guard<std::mutex> lock(ctx.mu);
+    while (cache.count < event_cache_size && !ctx.free_events.empty()) {
+      cache.events[cache.count++] = ctx.free_events.back();
+      ctx.free_events.pop_back();
+    }
+    if (cache.count > 0) return true;
+    const cudaError_t pending = cudaPeekAtLastError();
+    for (std::uint32_t i = 0; i < event_cache_size; ++i) {
+      cudaEvent_t ev = nullptr;
+      const cudaError_t e = cudaEventCreate(&ev);
+      if (e != cudaSuccess) {
+        forget_our_error(pending);
+        break;
+      }
+      cache.events[cache.count++] = ev;
+      ++ctx.events_created;
+    }
+  } catch (...) {
+  }
+  return cache.count > 0;
+}
+
+inline cudaEvent_t take_event(device_context& ctx) noexcept {
+  thread_event_cache& cache = t_event_cache;
+  if (SCOPEPROF_UNLIKELY(cache.device != ctx.ordinal || cache.count == 0) && !refill_event_cache(cache, ctx))
+    return nullptr;
+  return cache.events[--cache.count];
+}
+
+inline void give_back_event(cudaEvent_t ev, int device) noexcept {
+  thread_event_cache& cache = t_event_cache;
+  if (cache.device == device && cache.count < event_cache_size) cache.events[cache.count++] = ev;
+  else {
+    device_context* ctx = the_devices().devices[static_cast<std::size_t>(device)].get();
+    try {
+      std::lock_guard<std::mutex> lock(ctx->mu);
+      ctx->free_events.push_back(ev);
+    } catch (...) {
+    }
+  }
+}
+
+/// What a timed scope holds between its two boundaries.
+struct device_scope {
+  cudaEvent_t begin = nullptr;  // null: this instance is not device-timed
+  cudaStream_t stream = nullptr;
+  unsigned long long capture_id = 0;
+  int device = -1;
+};
+
+inline cudaError_t record_event(cudaEvent_t ev, cudaStream_t stream, bool captured) noexcept {
+  return captured ? cudaEventRecordWithFlags(ev, stream, cudaEventRecordExternal) : cudaEventRecord(ev, stream);
+}
+
+/// Scope entry: decide (sampling) and record the begin event. Never waits.
+SCOPEPROF_NOINLINE inline void device_begin(device_scope& s, site_info& site, cudaStream_t stream) noexcept {
+  if (SCOPEPROF_UNLIKELY(g_device_timing.load(std::memory_order_acquire) == device_timing_uninitialised)) probe_devices();
+  if (g_device_timing.load(std::memory_order_relaxed) != device_timing_on) return;
+  const std::uint32_t every = site.device_every.load(std::memory_order_relaxed);
+  if (every == 0) return;
+  if (every > 1 && site.device_entries.fetch_add(1, std::memory_order_relaxed) % every != 0) return;
+  const cudaError_t pending = cudaPeekAtLastError();
+  int device = -1;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    forget_our_error(pending);
+    the_devices().skipped.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  device_context* ctx = context_for(device);
+  if (ctx == nullptr) {
+    the_devices().skipped.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  unsigned long long capture_id = 0;
+  cudaError_t e = cudaStreamGetCaptureInfo(stream, &status, &capture_id);
+  if (e != cudaSuccess || status == cudaStreamCaptureStatusInvalidated) {
+    if (e != cudaSuccess) forget_our_error(pending);
+    the_devices().skipped.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  const bool captured = status == cudaStreamCaptureStatusActive;
+  cudaEvent_t ev = take_event(*ctx);
+  if (ev == nullptr) {
+    the_devices().skipped.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  e = record_event(ev, stream, captured);
+  if (e != cudaSuccess) {
+    forget_our_error(pending);
+    give_back_event(ev, device);
+    if (e != cudaErrorInvalidResourceHandle && e != cudaErrorInvalidValue) fail_device(*ctx, "cudaEventRecord", e);
+    the_devices().skipped.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  s.begin = ev;
+  s.stream = stream;
+  s.device = device;
+  s.capture_id = captured ? capture_id : 0;
+}
+
+/// Scope exit, before the host end time is read: record the end event. Returns it (null on failure).
+SCOPEPROF_NOINLINE inline cudaEvent_t device_end(device_scope& s) noexcept {
+  device_context* ctx = the_devices().devices[static_cast<std::size_t>(s.device)].get();
+  cudaEvent_t ev = ctx->failed ? nullptr : take_event(*ctx);
+  if (ev != nullptr) {
+    const cudaError_t pending = cudaPeekAtLastError();
+    const cudaError_t e = record_event(ev, s.stream, s.capture_id != 0);
+    if (e != cudaSuccess) {
+      forget_our_error(pending);
+      give_back_event(ev, s.device);
+      ev = nullptr;
+      if (e != cudaErrorInvalidResourceHandle) fail_device(*ctx, "cudaEventRecord", e);
+    }
+  }
+  if (ev == nullptr) {
+    if (s.capture_id == 0) give_back_event(s.begin, s.device);  // (a captured one may still be recorded by replays)
+    the_devices().skipped.fetch_add(1, std::memory_order_relaxed);
+  }
+  return ev;
+}
+
+/// After the host record is stored: keep the event pair for collect().
+SCOPEPROF_NOINLINE inline void device_store(thread_buffer& b, const device_scope& s, cudaEvent_t end_event,
+                                            std::uint64_t host_index) noexcept {
+  device_record* slot = device_slot(b);
+  if (slot == nullptr) {
+    if (s.capture_id == 0) {
+      give_back_event(s.begin, s.device);
+      give_back_event(end_event, s.device);
+    }
+    the_registry().device_records_skipped.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  slot->host_index = host_index;
+  slot->begin_event = s.begin;
+  slot->end_event = end_event;
+  slot->stream = s.stream;
+  slot->capture_id = s.capture_id;
+  slot->device = s.device;
+  slot->state = dev_pending;
+  device_commit(b);
+}
+
+/// collect(): resolve every pending record it is given. Waits at most wait_ms per (device, stream) for
+/// the newest event; never touches an event whose capture is still open; recycles resolved events.
+inline void resolve_device_records(std::vector<device_record*>& records) noexcept {
+  device_registry& d = the_devices();
+  if (records.empty() || d.count == 0) return;
+  const cudaError_t pending = cudaPeekAtLastError();
+  int saved_device = 0;
+  const bool have_saved_device = cudaGetDevice(&saved_device) == cudaSuccess;
+  // Relaxed capture mode for this thread: our queries must not disturb a capture running elsewhere.
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  const bool mode_swapped = cudaThreadExchangeStreamCaptureMode(&mode) == cudaSuccess;
+  try {
+    // Newest non-captured record per (device, stream): once it is done, the stream's earlier ones are too.
+    std::map<std::pair<int, void*>, device_record*> newest;
+    for (device_record* r : records)
+      if (r->capture_id == 0 && r->end_event != nullptr && r->state == dev_pending) newest[{r->device, r->stream}] = r;
+    for (auto& [key, r] : newest) {
+      device_context* ctx = d.devices[static_cast<std::size_t>(key.first)].get();
+      if (!ctx->ready || ctx->failed) continue;
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(d.wait_ms);
+      cudaError_t e;
+      while ((e = cudaEventQuery(static_cast<cudaEvent_t>(r->end_event))) == cudaErrorNotReady &&
+             std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+      if (e != cudaSuccess && e != cudaErrorNotReady) fail_device(*ctx, "cudaEventQuery", e);
+    }
+    d.pending = 0;
+    for (device_record* r : records) {
+      if (r->state != dev_pending && r->state != dev_captured) continue;
+      device_context* ctx = d.devices[static_cast<std::size_t>(r->device)].get();
+      if (ctx->failed || !ctx->ready) {
+        r->state = dev_invalid;
+        continue;
+      }
+      if (r->capture_id != 0) {
+        cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+        unsigned long long id = 0;
+        const cudaError_t ce = cudaStreamGetCaptureInfo(static_cast<cudaStream_t>(r->stream), &status, &id);
+        if (ce == cudaSuccess && status != cudaStreamCaptureStatusNone && id == r->capture_id) {
+          r->state = dev_captured;  // still being captured: not even a query
+          continue;
+        }
+      }
+      float span_ms = 0, offset_ms = 0;
+      cudaError_t e = cudaEventElapsedTime(&span_ms, static_cast<cudaEvent_t>(r->begin_event),
+                                           static_cast<cudaEvent_t>(r->end_event));
+      if (e == cudaSuccess)
+        e = cudaEventElapsedTime(&offset_ms, ctx->reference, static_cast<cudaEvent_t>(r->begin_event));
+      if (e == cudaErrorNotReady) {
+        // Not run yet: a captured graph not replayed, or work still queued behind something slow.
+        if (r->capture_id != 0) r->state = dev_captured;
+        else ++d.pending;
+        continue;
+      }
+      if (e != cudaSuccess) {
+        if (e != cudaErrorInvalidResourceHandle) fail_device(*ctx, "cudaEventElapsedTime", e);
+        r->state = dev_invalid;
+        continue;
+      }
+      r->begin_ns = ctx->reference_host_ns + static_cast<std::int64_t>(static_cast<double>(offset_ms) * 1e6);
+      r->end_ns = r->begin_ns + static_cast<std::int64_t>(static_cast<double>(span_ms) * 1e6 + 0.5);
+      ++ctx->scopes_timed;
+      if (r->capture_id == 0) {
+        // Captured events stay with the graph: every replay records them again.
+        give_back_event(static_cast<cudaEvent_t>(r->begin_event), r->device);
+        give_back_event(static_cast<cudaEvent_t>(r->end_event), r->device);
+        r->begin_event = r->end_event = nullptr;
+        r->state = dev_resolved;
+      } else {
+        r->state = dev_resolved;  // the latest replay's span; a later collect may see a later replay
+      }
+    }
+    flush_event_cache(t_event_cache);
+  } catch (...) {
+  }
+  if (mode_swapped) cudaThreadExchangeStreamCaptureMode(&mode);
+  if (have_saved_device) cudaSetDevice(saved_device);
+  forget_our_error(pending);
+}
+
+/// The report header's line about device time.
+inline std::string device_evidence(bool& valid) {
+  device_registry& d = the_devices();
+  std::lock_guard<std::mutex> lock(d.mu);
+  valid = false;
+  const std::uint8_t state = g_device_timing.load(std::memory_order_acquire);
+  if (!d.off_reason.empty()) return d.off_reason;
+  if (state == device_timing_off) return "n/a (device timing switched off: SCOPEPROF_DEVICE=0 or set_device_timing(false))";
+  if (!d.probed) return "n/a (no scope has asked for device time yet)";
+  std::string s = "CUDA events (span between a scope's boundaries on its stream)";
+  std::string failures;
+  std::uint64_t timed = 0;
+  for (const auto& ctx : d.devices) {
+    std::lock_guard<std::mutex> clock(ctx->mu);
+    timed += ctx->scopes_timed;
+    if (ctx->failed) failures += "; GPU " + std::to_string(ctx->ordinal) + " INVALID after " + ctx->failure;
+  }
+  valid = failures.empty();
+  s += ", " + std::to_string(timed) + " spans resolved";
+  if (d.pending) s += ", " + std::to_string(d.pending) + " still running (n/a, next collect)";
+  const std::uint64_t skipped = d.skipped.load(std::memory_order_relaxed) + the_registry().device_records_skipped.load();
+  if (skipped) s += ", " + std::to_string(skipped) + " scopes not timed (event pool or record cap)";
+  return s + failures;
+}
+
+#else  // !SCOPEPROF_WITH_CUDA
+
+inline void resolve_device_records(std::vector<device_record*>&) noexcept {}
+
+#endif
+
+}  // namespace detail
+
+/// @brief Switch device timing on or off for every scope (CUDA builds; a no-op otherwise).
+inline void set_device_timing(bool on) noexcept {
+#if SCOPEPROF_WITH_CUDA
+  if (!on) {
+    detail::g_device_timing.store(detail::device_timing_off, std::memory_order_release);
+    return;
+  }
+  detail::device_registry& d = detail::the_devices();
+  std::lock_guard<std::mutex> lock(d.mu);
+  if (d.off_reason.empty())
+    detail::g_device_timing.store(d.probed ? detail::device_timing_on : detail::device_timing_uninitialised,
+                                  std::memory_order_release);
+#else
+  (void)on;
+#endif
+}
+
+}  // namespace scopeprof
+// ---- end scopeprof/backends/cuda_events.hpp ----
 
 #include <atomic>
 #include <chrono>
@@ -1952,6 +2490,15 @@ inline void initialise() noexcept {
       r.max_records.store(parse_count("SCOPEPROF_MAX_RECORDS", env_string("SCOPEPROF_MAX_RECORDS"),
                                       r.max_records.load(std::memory_order_relaxed)),
                           std::memory_order_relaxed);
+      g_default_device_every.store(
+          static_cast<std::uint32_t>(std::min<std::uint64_t>(
+              parse_count("SCOPEPROF_DEVICE_SAMPLE", env_string("SCOPEPROF_DEVICE_SAMPLE"), 1), UINT32_MAX)),
+          std::memory_order_relaxed);
+      if (!parse_switch("SCOPEPROF_DEVICE", env_string("SCOPEPROF_DEVICE"), true))
+        g_device_timing.store(device_timing_off, std::memory_order_relaxed);
+#if SCOPEPROF_WITH_CUDA
+      the_devices().wait_ms = parse_count("SCOPEPROF_DEVICE_WAIT_MS", env_string("SCOPEPROF_DEVICE_WAIT_MS"), 5000);
+#endif
       r.clock_start = read_anchor();
       nvtx_initialize();
       r.report_target = env_string("SCOPEPROF_REPORT");
@@ -2009,6 +2556,31 @@ inline void set_max_records(std::uint64_t n) noexcept {
   r.alloc_epoch.fetch_add(1, std::memory_order_acq_rel);  // threads that found the buffer full may try again
 }
 
+/// @brief Device-time every Nth entry of every call site (0: host time only, 1: every entry).
+/// Applies to sites already seen and to new ones. CUDA builds; harmless elsewhere.
+inline void set_device_sampling(std::uint32_t every_n) noexcept {
+  detail::initialise();
+  detail::g_default_device_every.store(every_n, std::memory_order_relaxed);
+  detail::registry& r = detail::the_registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  for (auto& s : r.sites) s->device_every.store(every_n, std::memory_order_relaxed);
+}
+
+/// @brief Device-time every Nth entry of the call sites with this name (0: host only). Returns how many
+/// sites matched; sites first seen later take the global setting.
+inline std::size_t set_device_sampling(std::string_view name, std::uint32_t every_n) noexcept {
+  detail::initialise();
+  detail::registry& r = detail::the_registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  std::size_t n = 0;
+  for (auto& s : r.sites)
+    if (s->name == name) {
+      s->device_every.store(every_n, std::memory_order_relaxed);
+      ++n;
+    }
+  return n;
+}
+
 /// @brief The host clock in use (fixed at start-up).
 inline clock_kind host_clock() noexcept {
   detail::initialise();
@@ -2059,9 +2631,28 @@ inline report collect() noexcept {
       raw.sources.host = buf;
     }
     std::lock_guard<std::mutex> lock(r.mu);
+    // Device records: resolve what is pending (bulk, bounded wait), then attach them below.
+    std::vector<std::vector<device_record*>> device_by_thread(r.threads.size());
+    {
+      std::vector<device_record*> all;
+      for (std::size_t t = 0; t < r.threads.size(); ++t) {
+        thread_buffer* b = r.threads[t];
+        const std::uint64_t count = b->device_recorded.load(std::memory_order_acquire);
+        std::lock_guard<std::mutex> block(b->mu);
+        for (device_chunk* ch : b->device_chunks)
+          for (std::uint64_t i = std::max(b->device_floor, ch->first); i < std::min<std::uint64_t>(count, ch->first + device_chunk::capacity); ++i)
+            device_by_thread[t].push_back(&ch->records[i - ch->first]);
+        all.insert(all.end(), device_by_thread[t].begin(), device_by_thread[t].end());
+      }
+      resolve_device_records(all);
+    }
+#if SCOPEPROF_WITH_CUDA
+    raw.sources.device = device_evidence(raw.sources.device_valid);
+#endif
     raw.sites.reserve(r.sites.size());
     for (const auto& s : r.sites) raw.sites.push_back({s->name, s->file, s->function, s->line});
-    for (thread_buffer* b : r.threads) {
+    for (std::size_t ti = 0; ti < r.threads.size(); ++ti) {
+      thread_buffer* b = r.threads[ti];
       const thread_counters c = read_counters(*b);
       detail::raw_thread t;
       std::vector<const chunk*> chunks;
@@ -2087,6 +2678,22 @@ inline report collect() noexcept {
             x.host_end_ns = conv.to_ns(rec.end_ticks);
             t.records.push_back(x);
           }
+        }
+      }
+      for (const device_record* d : device_by_thread[ti]) {
+        if (d->host_index == no_record || d->host_index < b->recorded_floor || d->host_index >= c.recorded) continue;
+        detail::raw_instance& x = t.records[static_cast<std::size_t>(d->host_index - b->recorded_floor)];
+        x.device_id = d->device;
+        x.stream = reinterpret_cast<std::uintptr_t>(d->stream);
+        switch (d->state) {
+          case dev_resolved:
+            x.device = device_status::ok;
+            x.device_begin_ns = d->begin_ns;
+            x.device_end_ns = d->end_ns;
+            break;
+          case dev_captured: x.device = device_status::captured; break;
+          case dev_invalid: x.device = device_status::invalid; break;
+          default: break;  // still running: not timed in this report
         }
       }
       t.desc.index = b->ordinal;
@@ -2136,7 +2743,32 @@ inline void reset() noexcept {
   r.unattached_floor = r.unattached_drops.load(std::memory_order_relaxed);
   for (thread_buffer* b : r.threads) {
     const thread_counters c = read_counters(*b);
+    // Device records all belong to finished scopes, so all are discarded: resolve them first so their
+    // events go back to the pool.
+    const std::uint64_t device_count = b->device_recorded.load(std::memory_order_acquire);
+    std::vector<device_record*> discarded;
+    {
+      std::lock_guard<std::mutex> block(b->mu);
+      try {
+        for (device_chunk* ch : b->device_chunks)
+          for (std::uint64_t i = std::max(b->device_floor, ch->first); i < std::min<std::uint64_t>(device_count, ch->first + device_chunk::capacity); ++i)
+            discarded.push_back(&ch->records[i - ch->first]);
+      } catch (...) {
+      }
+    }
+    resolve_device_records(discarded);
     std::lock_guard<std::mutex> block(b->mu);
+    b->device_floor = device_count;
+    {
+      const std::size_t keep = b->exited ? 0 : 1;
+      std::size_t n = 0;
+      while (n + keep < b->device_chunks.size() && b->device_chunks[n]->first + device_chunk::capacity <= device_count) ++n;
+      for (std::size_t i = 0; i < n; ++i) {
+        delete b->device_chunks[i];
+        r.device_records_held.fetch_sub(device_chunk::capacity, std::memory_order_relaxed);
+      }
+      b->device_chunks.erase(b->device_chunks.begin(), b->device_chunks.begin() + static_cast<std::ptrdiff_t>(n));
+    }
     b->recorded_floor = c.recorded;
     b->dropped_floor = c.dropped;
     // Free every chunk that holds only discarded records, except the one the owner is writing to.
@@ -2212,26 +2844,35 @@ SCOPEPROF_NOINLINE inline void note_cross_thread_exit() noexcept {
 
 }  // namespace detail
 
-/// @brief RAII timer for one block: records host begin/end ticks and pushes an NVTX range.
+#if SCOPEPROF_WITH_CUDA
+/// The stream a scope is device-timed on, when none is named.
+using stream_handle = cudaStream_t;
+#else
+using stream_handle = void*;
+#endif
+
+/// @brief RAII timer for one block: records host begin/end ticks, pushes an NVTX range and, in CUDA
+/// builds, records a CUDA event pair on its stream for the device span.
 ///
 /// Use it through the macros; it is neither copyable nor movable, and must end on the thread where it began.
 class scope {
  public:
 #if SCOPEPROF_ENABLED
-  SCOPEPROF_ALWAYS_INLINE explicit scope(call_site& site) noexcept {
+  /// Default stream (legacy, or per-thread when the program is built for it).
+  SCOPEPROF_ALWAYS_INLINE explicit scope(call_site& site, stream_handle stream = nullptr) noexcept {
     detail::site_info* info = site.info.load(std::memory_order_acquire);
-    if (SCOPEPROF_LIKELY(detail::g_state.load(std::memory_order_relaxed) == detail::state_on && info != nullptr))
-      enter(info);
+    if (SCOPEPROF_LIKELY(detail::g_state.load(std::memory_order_acquire) == detail::state_on && info != nullptr))
+      enter(info, stream);
     else
-      enter_cold(site, nullptr);
+      enter_cold(site, nullptr, stream);
   }
 
-  SCOPEPROF_ALWAYS_INLINE scope(call_site& site, std::string_view name) noexcept {
-    if (SCOPEPROF_LIKELY(detail::g_state.load(std::memory_order_relaxed) == detail::state_on)) {
+  SCOPEPROF_ALWAYS_INLINE scope(call_site& site, std::string_view name, stream_handle stream = nullptr) noexcept {
+    if (SCOPEPROF_LIKELY(detail::g_state.load(std::memory_order_acquire) == detail::state_on)) {
       detail::site_info* info = detail::lookup_dynamic_site(site, name);
-      if (info != nullptr) enter(info);
+      if (info != nullptr) enter(info, stream);
     } else {
-      enter_cold(site, &name);
+      enter_cold(site, &name, stream);
     }
   }
 
@@ -2239,8 +2880,8 @@ class scope {
     if (buffer_ != nullptr) leave();
   }
 #else
-  explicit scope(call_site&) noexcept {}
-  scope(call_site&, std::string_view) noexcept {}
+  explicit scope(call_site&, stream_handle = nullptr) noexcept {}
+  scope(call_site&, std::string_view, stream_handle = nullptr) noexcept {}
 #endif
 
   scope(const scope&) = delete;
@@ -2250,7 +2891,7 @@ class scope {
 
  private:
 #if SCOPEPROF_ENABLED
-  SCOPEPROF_ALWAYS_INLINE void enter(detail::site_info* info) noexcept {
+  SCOPEPROF_ALWAYS_INLINE void enter(detail::site_info* info, stream_handle stream) noexcept {
     detail::thread_buffer* b = detail::t_buffer;
     if (SCOPEPROF_UNLIKELY(b == nullptr)) {
       b = detail::attach_thread();
@@ -2264,17 +2905,27 @@ class scope {
     site_id_ = info->id;
     detail::nvtx_push(info->nvtx);
     begin_ticks_ = detail::read_ticks();
+#if SCOPEPROF_WITH_CUDA
+    // After the host begin: the device span starts inside the host scope that launched it.
+    if (detail::g_device_timing.load(std::memory_order_relaxed) != detail::device_timing_off)
+      detail::device_begin(device_, *info, stream);
+#else
+    (void)stream;
+#endif
   }
 
-  SCOPEPROF_NOINLINE void enter_cold(call_site& site, const std::string_view* name) noexcept {
+  SCOPEPROF_NOINLINE void enter_cold(call_site& site, const std::string_view* name, stream_handle stream) noexcept {
     if (detail::g_state.load(std::memory_order_acquire) == detail::state_uninitialised) detail::initialise();
     if (detail::g_state.load(std::memory_order_relaxed) != detail::state_on) return;
     detail::site_info* info = name ? detail::lookup_dynamic_site(site, *name) : site.info.load(std::memory_order_acquire);
     if (info == nullptr && name == nullptr) info = detail::register_site(site);
-    if (info != nullptr) enter(info);
+    if (info != nullptr) enter(info, stream);
   }
 
   SCOPEPROF_ALWAYS_INLINE void leave() noexcept {
+#if SCOPEPROF_WITH_CUDA
+    cudaEvent_t end_event = device_.begin != nullptr ? detail::device_end(device_) : nullptr;
+#endif
     const std::uint64_t end_ticks = detail::read_ticks();
     detail::nvtx_pop();
     detail::thread_buffer* b = buffer_;
@@ -2283,14 +2934,22 @@ class scope {
       return;
     }
     const std::uint32_t depth = b->depth.load(std::memory_order_relaxed) - 1;
-    detail::append(*b, detail::record{begin_ticks_, end_ticks, site_id_,
-                                      static_cast<std::uint16_t>(depth < 0xFFFFu ? depth : 0xFFFFu), 0});
+    const std::uint64_t index = detail::append(
+        *b, detail::record{begin_ticks_, end_ticks, site_id_, static_cast<std::uint16_t>(depth < 0xFFFFu ? depth : 0xFFFFu), 0});
+#if SCOPEPROF_WITH_CUDA
+    if (end_event != nullptr) detail::device_store(*b, device_, end_event, index);
+#else
+    (void)index;
+#endif
     b->depth.store(depth, std::memory_order_release);
   }
 
   detail::thread_buffer* buffer_ = nullptr;  // null: this scope records nothing
   std::uint64_t begin_ticks_ = 0;
   std::uint32_t site_id_ = 0;
+#if SCOPEPROF_WITH_CUDA
+  detail::device_scope device_;
+#endif
 #endif
 };
 
@@ -2303,21 +2962,29 @@ class scope {
 //   PROF_SCOPE("name")        time the rest of the block; the name must be a string literal
 //   PROF_SCOPE_DYN(name)      same, with a runtime name (std::string, std::string_view, const char*)
 //   PROF_FUNCTION()           same, named after the enclosing function
+//   PROF_SCOPE_STREAM("name", stream)   device span timed on this CUDA stream
+//   PROF_SCOPE_HOST("name")   host time only: never records CUDA events
 
 
 #include <string_view>
 
 // A static call site and a scope object with one unique suffix; n comes from __COUNTER__, so several
 // scopes may share a line.
-#define SCOPEPROF_DETAIL_SITE(n, name_ptr)                                                                    \
+#define SCOPEPROF_DETAIL_SITE(n, name_ptr, host_only)                                                         \
   static ::scopeprof::call_site SCOPEPROF_CONCAT(scopeprof_site_, n) {                                        \
-    name_ptr, __FILE__, SCOPEPROF_FUNCTION_NAME, static_cast<unsigned>(__LINE__)                             \
+    name_ptr, __FILE__, SCOPEPROF_FUNCTION_NAME, static_cast<unsigned>(__LINE__), host_only                  \
   }
 #define SCOPEPROF_DETAIL_SCOPE(n, name_literal)                                                               \
-  SCOPEPROF_DETAIL_SITE(n, name_literal);                                                                     \
+  SCOPEPROF_DETAIL_SITE(n, name_literal, false);                                                              \
   ::scopeprof::scope SCOPEPROF_CONCAT(scopeprof_scope_, n) { SCOPEPROF_CONCAT(scopeprof_site_, n) }
+#define SCOPEPROF_DETAIL_SCOPE_HOST(n, name_literal)                                                          \
+  SCOPEPROF_DETAIL_SITE(n, name_literal, true);                                                               \
+  ::scopeprof::scope SCOPEPROF_CONCAT(scopeprof_scope_, n) { SCOPEPROF_CONCAT(scopeprof_site_, n) }
+#define SCOPEPROF_DETAIL_SCOPE_STREAM(n, name_literal, stream)                                                \
+  SCOPEPROF_DETAIL_SITE(n, name_literal, false);                                                              \
+  ::scopeprof::scope SCOPEPROF_CONCAT(scopeprof_scope_, n) { SCOPEPROF_CONCAT(scopeprof_site_, n), (stream) }
 #define SCOPEPROF_DETAIL_SCOPE_DYN(n, name_expr)                                                              \
-  SCOPEPROF_DETAIL_SITE(n, nullptr);                                                                          \
+  SCOPEPROF_DETAIL_SITE(n, nullptr, false);                                                                          \
   ::scopeprof::scope SCOPEPROF_CONCAT(scopeprof_scope_, n) {                                                  \
     SCOPEPROF_CONCAT(scopeprof_site_, n), ::std::string_view(name_expr)                                       \
   }
@@ -2326,10 +2993,14 @@ class scope {
 #define SCOPEPROF_V1_SCOPE(name) SCOPEPROF_DETAIL_SCOPE(__COUNTER__, "" name "")
 #define SCOPEPROF_V1_SCOPE_DYN(name) SCOPEPROF_DETAIL_SCOPE_DYN(__COUNTER__, name)
 #define SCOPEPROF_V1_FUNCTION() SCOPEPROF_DETAIL_SCOPE(__COUNTER__, __func__)
+#define SCOPEPROF_V1_SCOPE_STREAM(name, stream) SCOPEPROF_DETAIL_SCOPE_STREAM(__COUNTER__, "" name "", stream)
+#define SCOPEPROF_V1_SCOPE_HOST(name) SCOPEPROF_DETAIL_SCOPE_HOST(__COUNTER__, "" name "")
 #else
 #define SCOPEPROF_V1_SCOPE(name) static_assert(sizeof("" name "") > 0, "PROF_SCOPE takes a string literal")
 #define SCOPEPROF_V1_SCOPE_DYN(name) static_assert(sizeof(::std::string_view(name)) > 0, "")
 #define SCOPEPROF_V1_FUNCTION() static_assert(true, "")
+#define SCOPEPROF_V1_SCOPE_STREAM(name, stream) static_assert(sizeof("" name "") > 0 && sizeof(stream) > 0, "")
+#define SCOPEPROF_V1_SCOPE_HOST(name) static_assert(sizeof("" name "") > 0, "PROF_SCOPE_HOST takes a string literal")
 #endif
 
 #ifndef SCOPEPROF_NO_SHORT_MACROS
@@ -2339,5 +3010,9 @@ class scope {
 #define PROF_SCOPE_DYN(name) SCOPEPROF_V1_SCOPE_DYN(name)
 /// @brief Times the rest of the enclosing function, named after it: `PROF_FUNCTION();`
 #define PROF_FUNCTION() SCOPEPROF_V1_FUNCTION()
+/// @brief Like PROF_SCOPE, device-timed on the given CUDA stream: `PROF_SCOPE_STREAM("copy", s);`
+#define PROF_SCOPE_STREAM(name, stream) SCOPEPROF_V1_SCOPE_STREAM(name, stream)
+/// @brief Like PROF_SCOPE, host time only (no CUDA events): `PROF_SCOPE_HOST("parse");`
+#define PROF_SCOPE_HOST(name) SCOPEPROF_V1_SCOPE_HOST(name)
 #endif
 // ---- end scopeprof/macros.hpp ----

@@ -4,6 +4,8 @@
 //   PROF_SCOPE("name")        time the rest of the block; the name must be a string literal
 //   PROF_SCOPE_DYN(name)      same, with a runtime name (std::string, std::string_view, const char*)
 //   PROF_FUNCTION()           same, named after the enclosing function
+//   PROF_SCOPE_STREAM("name", stream)   device span timed on this CUDA stream
+//   PROF_SCOPE_HOST("name")   host time only: never records CUDA events
 #pragma once
 
 #include <scopeprof/config.hpp>
@@ -13,15 +15,21 @@
 
 // A static call site and a scope object with one unique suffix; n comes from __COUNTER__, so several
 // scopes may share a line.
-#define SCOPEPROF_DETAIL_SITE(n, name_ptr)                                                                    \
+#define SCOPEPROF_DETAIL_SITE(n, name_ptr, host_only)                                                         \
   static ::scopeprof::call_site SCOPEPROF_CONCAT(scopeprof_site_, n) {                                        \
-    name_ptr, __FILE__, SCOPEPROF_FUNCTION_NAME, static_cast<unsigned>(__LINE__)                             \
+    name_ptr, __FILE__, SCOPEPROF_FUNCTION_NAME, static_cast<unsigned>(__LINE__), host_only                  \
   }
 #define SCOPEPROF_DETAIL_SCOPE(n, name_literal)                                                               \
-  SCOPEPROF_DETAIL_SITE(n, name_literal);                                                                     \
+  SCOPEPROF_DETAIL_SITE(n, name_literal, false);                                                              \
   ::scopeprof::scope SCOPEPROF_CONCAT(scopeprof_scope_, n) { SCOPEPROF_CONCAT(scopeprof_site_, n) }
+#define SCOPEPROF_DETAIL_SCOPE_HOST(n, name_literal)                                                          \
+  SCOPEPROF_DETAIL_SITE(n, name_literal, true);                                                               \
+  ::scopeprof::scope SCOPEPROF_CONCAT(scopeprof_scope_, n) { SCOPEPROF_CONCAT(scopeprof_site_, n) }
+#define SCOPEPROF_DETAIL_SCOPE_STREAM(n, name_literal, stream)                                                \
+  SCOPEPROF_DETAIL_SITE(n, name_literal, false);                                                              \
+  ::scopeprof::scope SCOPEPROF_CONCAT(scopeprof_scope_, n) { SCOPEPROF_CONCAT(scopeprof_site_, n), (stream) }
 #define SCOPEPROF_DETAIL_SCOPE_DYN(n, name_expr)                                                              \
-  SCOPEPROF_DETAIL_SITE(n, nullptr);                                                                          \
+  SCOPEPROF_DETAIL_SITE(n, nullptr, false);                                                                          \
   ::scopeprof::scope SCOPEPROF_CONCAT(scopeprof_scope_, n) {                                                  \
     SCOPEPROF_CONCAT(scopeprof_site_, n), ::std::string_view(name_expr)                                       \
   }
@@ -30,10 +38,14 @@
 #define SCOPEPROF_V1_SCOPE(name) SCOPEPROF_DETAIL_SCOPE(__COUNTER__, "" name "")
 #define SCOPEPROF_V1_SCOPE_DYN(name) SCOPEPROF_DETAIL_SCOPE_DYN(__COUNTER__, name)
 #define SCOPEPROF_V1_FUNCTION() SCOPEPROF_DETAIL_SCOPE(__COUNTER__, __func__)
+#define SCOPEPROF_V1_SCOPE_STREAM(name, stream) SCOPEPROF_DETAIL_SCOPE_STREAM(__COUNTER__, "" name "", stream)
+#define SCOPEPROF_V1_SCOPE_HOST(name) SCOPEPROF_DETAIL_SCOPE_HOST(__COUNTER__, "" name "")
 #else
 #define SCOPEPROF_V1_SCOPE(name) static_assert(sizeof("" name "") > 0, "PROF_SCOPE takes a string literal")
 #define SCOPEPROF_V1_SCOPE_DYN(name) static_assert(sizeof(::std::string_view(name)) > 0, "")
 #define SCOPEPROF_V1_FUNCTION() static_assert(true, "")
+#define SCOPEPROF_V1_SCOPE_STREAM(name, stream) static_assert(sizeof("" name "") > 0 && sizeof(stream) > 0, "")
+#define SCOPEPROF_V1_SCOPE_HOST(name) static_assert(sizeof("" name "") > 0, "PROF_SCOPE_HOST takes a string literal")
 #endif
 
 #ifndef SCOPEPROF_NO_SHORT_MACROS
@@ -43,4 +55,8 @@
 #define PROF_SCOPE_DYN(name) SCOPEPROF_V1_SCOPE_DYN(name)
 /// @brief Times the rest of the enclosing function, named after it: `PROF_FUNCTION();`
 #define PROF_FUNCTION() SCOPEPROF_V1_FUNCTION()
+/// @brief Like PROF_SCOPE, device-timed on the given CUDA stream: `PROF_SCOPE_STREAM("copy", s);`
+#define PROF_SCOPE_STREAM(name, stream) SCOPEPROF_V1_SCOPE_STREAM(name, stream)
+/// @brief Like PROF_SCOPE, host time only (no CUDA events): `PROF_SCOPE_HOST("parse");`
+#define PROF_SCOPE_HOST(name) SCOPEPROF_V1_SCOPE_HOST(name)
 #endif

@@ -10,8 +10,12 @@
 //                                 .json JSON, anything else the text tables
 //   SCOPEPROF_CLOCK=auto|tsc|steady|cntvct   host clock (default auto: hardware counter where safe)
 //   SCOPEPROF_MAX_RECORDS=N       cap on records held in memory (default 4194304, 24 bytes each)
+//   SCOPEPROF_DEVICE=0|1          device timing from CUDA events (CUDA builds; default 1)
+//   SCOPEPROF_DEVICE_SAMPLE=N     device-time every Nth entry of each call site (default 1: every entry)
+//   SCOPEPROF_DEVICE_WAIT_MS=N    longest collect() waits for a stream's newest event (default 5000)
 #pragma once
 
+#include <scopeprof/backends/cuda_events.hpp>
 #include <scopeprof/clock.hpp>
 #include <scopeprof/config.hpp>
 #include <scopeprof/detail/log.hpp>
@@ -113,6 +117,15 @@ inline void initialise() noexcept {
       r.max_records.store(parse_count("SCOPEPROF_MAX_RECORDS", env_string("SCOPEPROF_MAX_RECORDS"),
                                       r.max_records.load(std::memory_order_relaxed)),
                           std::memory_order_relaxed);
+      g_default_device_every.store(
+          static_cast<std::uint32_t>(std::min<std::uint64_t>(
+              parse_count("SCOPEPROF_DEVICE_SAMPLE", env_string("SCOPEPROF_DEVICE_SAMPLE"), 1), UINT32_MAX)),
+          std::memory_order_relaxed);
+      if (!parse_switch("SCOPEPROF_DEVICE", env_string("SCOPEPROF_DEVICE"), true))
+        g_device_timing.store(device_timing_off, std::memory_order_relaxed);
+#if SCOPEPROF_WITH_CUDA
+      the_devices().wait_ms = parse_count("SCOPEPROF_DEVICE_WAIT_MS", env_string("SCOPEPROF_DEVICE_WAIT_MS"), 5000);
+#endif
       r.clock_start = read_anchor();
       nvtx_initialize();
       r.report_target = env_string("SCOPEPROF_REPORT");
@@ -170,6 +183,31 @@ inline void set_max_records(std::uint64_t n) noexcept {
   r.alloc_epoch.fetch_add(1, std::memory_order_acq_rel);  // threads that found the buffer full may try again
 }
 
+/// @brief Device-time every Nth entry of every call site (0: host time only, 1: every entry).
+/// Applies to sites already seen and to new ones. CUDA builds; harmless elsewhere.
+inline void set_device_sampling(std::uint32_t every_n) noexcept {
+  detail::initialise();
+  detail::g_default_device_every.store(every_n, std::memory_order_relaxed);
+  detail::registry& r = detail::the_registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  for (auto& s : r.sites) s->device_every.store(every_n, std::memory_order_relaxed);
+}
+
+/// @brief Device-time every Nth entry of the call sites with this name (0: host only). Returns how many
+/// sites matched; sites first seen later take the global setting.
+inline std::size_t set_device_sampling(std::string_view name, std::uint32_t every_n) noexcept {
+  detail::initialise();
+  detail::registry& r = detail::the_registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  std::size_t n = 0;
+  for (auto& s : r.sites)
+    if (s->name == name) {
+      s->device_every.store(every_n, std::memory_order_relaxed);
+      ++n;
+    }
+  return n;
+}
+
 /// @brief The host clock in use (fixed at start-up).
 inline clock_kind host_clock() noexcept {
   detail::initialise();
@@ -220,9 +258,28 @@ inline report collect() noexcept {
       raw.sources.host = buf;
     }
     std::lock_guard<std::mutex> lock(r.mu);
+    // Device records: resolve what is pending (bulk, bounded wait), then attach them below.
+    std::vector<std::vector<device_record*>> device_by_thread(r.threads.size());
+    {
+      std::vector<device_record*> all;
+      for (std::size_t t = 0; t < r.threads.size(); ++t) {
+        thread_buffer* b = r.threads[t];
+        const std::uint64_t count = b->device_recorded.load(std::memory_order_acquire);
+        std::lock_guard<std::mutex> block(b->mu);
+        for (device_chunk* ch : b->device_chunks)
+          for (std::uint64_t i = std::max(b->device_floor, ch->first); i < std::min<std::uint64_t>(count, ch->first + device_chunk::capacity); ++i)
+            device_by_thread[t].push_back(&ch->records[i - ch->first]);
+        all.insert(all.end(), device_by_thread[t].begin(), device_by_thread[t].end());
+      }
+      resolve_device_records(all);
+    }
+#if SCOPEPROF_WITH_CUDA
+    raw.sources.device = device_evidence(raw.sources.device_valid);
+#endif
     raw.sites.reserve(r.sites.size());
     for (const auto& s : r.sites) raw.sites.push_back({s->name, s->file, s->function, s->line});
-    for (thread_buffer* b : r.threads) {
+    for (std::size_t ti = 0; ti < r.threads.size(); ++ti) {
+      thread_buffer* b = r.threads[ti];
       const thread_counters c = read_counters(*b);
       detail::raw_thread t;
       std::vector<const chunk*> chunks;
@@ -248,6 +305,22 @@ inline report collect() noexcept {
             x.host_end_ns = conv.to_ns(rec.end_ticks);
             t.records.push_back(x);
           }
+        }
+      }
+      for (const device_record* d : device_by_thread[ti]) {
+        if (d->host_index == no_record || d->host_index < b->recorded_floor || d->host_index >= c.recorded) continue;
+        detail::raw_instance& x = t.records[static_cast<std::size_t>(d->host_index - b->recorded_floor)];
+        x.device_id = d->device;
+        x.stream = reinterpret_cast<std::uintptr_t>(d->stream);
+        switch (d->state) {
+          case dev_resolved:
+            x.device = device_status::ok;
+            x.device_begin_ns = d->begin_ns;
+            x.device_end_ns = d->end_ns;
+            break;
+          case dev_captured: x.device = device_status::captured; break;
+          case dev_invalid: x.device = device_status::invalid; break;
+          default: break;  // still running: not timed in this report
         }
       }
       t.desc.index = b->ordinal;
@@ -297,7 +370,32 @@ inline void reset() noexcept {
   r.unattached_floor = r.unattached_drops.load(std::memory_order_relaxed);
   for (thread_buffer* b : r.threads) {
     const thread_counters c = read_counters(*b);
+    // Device records all belong to finished scopes, so all are discarded: resolve them first so their
+    // events go back to the pool.
+    const std::uint64_t device_count = b->device_recorded.load(std::memory_order_acquire);
+    std::vector<device_record*> discarded;
+    {
+      std::lock_guard<std::mutex> block(b->mu);
+      try {
+        for (device_chunk* ch : b->device_chunks)
+          for (std::uint64_t i = std::max(b->device_floor, ch->first); i < std::min<std::uint64_t>(device_count, ch->first + device_chunk::capacity); ++i)
+            discarded.push_back(&ch->records[i - ch->first]);
+      } catch (...) {
+      }
+    }
+    resolve_device_records(discarded);
     std::lock_guard<std::mutex> block(b->mu);
+    b->device_floor = device_count;
+    {
+      const std::size_t keep = b->exited ? 0 : 1;
+      std::size_t n = 0;
+      while (n + keep < b->device_chunks.size() && b->device_chunks[n]->first + device_chunk::capacity <= device_count) ++n;
+      for (std::size_t i = 0; i < n; ++i) {
+        delete b->device_chunks[i];
+        r.device_records_held.fetch_sub(device_chunk::capacity, std::memory_order_relaxed);
+      }
+      b->device_chunks.erase(b->device_chunks.begin(), b->device_chunks.begin() + static_cast<std::ptrdiff_t>(n));
+    }
     b->recorded_floor = c.recorded;
     b->dropped_floor = c.dropped;
     // Free every chunk that holds only discarded records, except the one the owner is writing to.

@@ -7,6 +7,7 @@
 //   }
 #pragma once
 
+#include <scopeprof/backends/cuda_events.hpp>
 #include <scopeprof/clock.hpp>
 #include <scopeprof/config.hpp>
 #include <scopeprof/detail/recorder.hpp>
@@ -28,26 +29,35 @@ SCOPEPROF_NOINLINE inline void note_cross_thread_exit() noexcept {
 
 }  // namespace detail
 
-/// @brief RAII timer for one block: records host begin/end ticks and pushes an NVTX range.
+#if SCOPEPROF_WITH_CUDA
+/// The stream a scope is device-timed on, when none is named.
+using stream_handle = cudaStream_t;
+#else
+using stream_handle = void*;
+#endif
+
+/// @brief RAII timer for one block: records host begin/end ticks, pushes an NVTX range and, in CUDA
+/// builds, records a CUDA event pair on its stream for the device span.
 ///
 /// Use it through the macros; it is neither copyable nor movable, and must end on the thread where it began.
 class scope {
  public:
 #if SCOPEPROF_ENABLED
-  SCOPEPROF_ALWAYS_INLINE explicit scope(call_site& site) noexcept {
+  /// Default stream (legacy, or per-thread when the program is built for it).
+  SCOPEPROF_ALWAYS_INLINE explicit scope(call_site& site, stream_handle stream = nullptr) noexcept {
     detail::site_info* info = site.info.load(std::memory_order_acquire);
-    if (SCOPEPROF_LIKELY(detail::g_state.load(std::memory_order_relaxed) == detail::state_on && info != nullptr))
-      enter(info);
+    if (SCOPEPROF_LIKELY(detail::g_state.load(std::memory_order_acquire) == detail::state_on && info != nullptr))
+      enter(info, stream);
     else
-      enter_cold(site, nullptr);
+      enter_cold(site, nullptr, stream);
   }
 
-  SCOPEPROF_ALWAYS_INLINE scope(call_site& site, std::string_view name) noexcept {
-    if (SCOPEPROF_LIKELY(detail::g_state.load(std::memory_order_relaxed) == detail::state_on)) {
+  SCOPEPROF_ALWAYS_INLINE scope(call_site& site, std::string_view name, stream_handle stream = nullptr) noexcept {
+    if (SCOPEPROF_LIKELY(detail::g_state.load(std::memory_order_acquire) == detail::state_on)) {
       detail::site_info* info = detail::lookup_dynamic_site(site, name);
-      if (info != nullptr) enter(info);
+      if (info != nullptr) enter(info, stream);
     } else {
-      enter_cold(site, &name);
+      enter_cold(site, &name, stream);
     }
   }
 
@@ -55,8 +65,8 @@ class scope {
     if (buffer_ != nullptr) leave();
   }
 #else
-  explicit scope(call_site&) noexcept {}
-  scope(call_site&, std::string_view) noexcept {}
+  explicit scope(call_site&, stream_handle = nullptr) noexcept {}
+  scope(call_site&, std::string_view, stream_handle = nullptr) noexcept {}
 #endif
 
   scope(const scope&) = delete;
@@ -66,7 +76,7 @@ class scope {
 
  private:
 #if SCOPEPROF_ENABLED
-  SCOPEPROF_ALWAYS_INLINE void enter(detail::site_info* info) noexcept {
+  SCOPEPROF_ALWAYS_INLINE void enter(detail::site_info* info, stream_handle stream) noexcept {
     detail::thread_buffer* b = detail::t_buffer;
     if (SCOPEPROF_UNLIKELY(b == nullptr)) {
       b = detail::attach_thread();
@@ -80,17 +90,27 @@ class scope {
     site_id_ = info->id;
     detail::nvtx_push(info->nvtx);
     begin_ticks_ = detail::read_ticks();
+#if SCOPEPROF_WITH_CUDA
+    // After the host begin: the device span starts inside the host scope that launched it.
+    if (detail::g_device_timing.load(std::memory_order_relaxed) != detail::device_timing_off)
+      detail::device_begin(device_, *info, stream);
+#else
+    (void)stream;
+#endif
   }
 
-  SCOPEPROF_NOINLINE void enter_cold(call_site& site, const std::string_view* name) noexcept {
+  SCOPEPROF_NOINLINE void enter_cold(call_site& site, const std::string_view* name, stream_handle stream) noexcept {
     if (detail::g_state.load(std::memory_order_acquire) == detail::state_uninitialised) detail::initialise();
     if (detail::g_state.load(std::memory_order_relaxed) != detail::state_on) return;
     detail::site_info* info = name ? detail::lookup_dynamic_site(site, *name) : site.info.load(std::memory_order_acquire);
     if (info == nullptr && name == nullptr) info = detail::register_site(site);
-    if (info != nullptr) enter(info);
+    if (info != nullptr) enter(info, stream);
   }
 
   SCOPEPROF_ALWAYS_INLINE void leave() noexcept {
+#if SCOPEPROF_WITH_CUDA
+    cudaEvent_t end_event = device_.begin != nullptr ? detail::device_end(device_) : nullptr;
+#endif
     const std::uint64_t end_ticks = detail::read_ticks();
     detail::nvtx_pop();
     detail::thread_buffer* b = buffer_;
@@ -99,14 +119,22 @@ class scope {
       return;
     }
     const std::uint32_t depth = b->depth.load(std::memory_order_relaxed) - 1;
-    detail::append(*b, detail::record{begin_ticks_, end_ticks, site_id_,
-                                      static_cast<std::uint16_t>(depth < 0xFFFFu ? depth : 0xFFFFu), 0});
+    const std::uint64_t index = detail::append(
+        *b, detail::record{begin_ticks_, end_ticks, site_id_, static_cast<std::uint16_t>(depth < 0xFFFFu ? depth : 0xFFFFu), 0});
+#if SCOPEPROF_WITH_CUDA
+    if (end_event != nullptr) detail::device_store(*b, device_, end_event, index);
+#else
+    (void)index;
+#endif
     b->depth.store(depth, std::memory_order_release);
   }
 
   detail::thread_buffer* buffer_ = nullptr;  // null: this scope records nothing
   std::uint64_t begin_ticks_ = 0;
   std::uint32_t site_id_ = 0;
+#if SCOPEPROF_WITH_CUDA
+  detail::device_scope device_;
+#endif
 #endif
 };
 

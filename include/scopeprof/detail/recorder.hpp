@@ -43,6 +43,9 @@ struct site_info {
   std::uint32_t id = 0;
   std::uint32_t colour = 0;
   nvtx_site nvtx;
+  // Device timing policy for this site: 0 = host only, N = time every Nth entry (1 = every entry).
+  std::atomic<std::uint32_t> device_every{1};
+  std::atomic<std::uint64_t> device_entries{0};  // only counted when device_every > 1
 };
 
 }  // namespace detail
@@ -54,10 +57,12 @@ struct call_site {
   const char* file;
   const char* function;
   std::uint32_t line;
+  bool host_only;  // PROF_SCOPE_HOST: never device-timed
   std::atomic<detail::site_info*> info{nullptr};
 
-  constexpr call_site(const char* name_, const char* file_, const char* function_, std::uint32_t line_) noexcept
-      : name(name_), file(file_), function(function_), line(line_) {}
+  constexpr call_site(const char* name_, const char* file_, const char* function_, std::uint32_t line_,
+                      bool host_only_ = false) noexcept
+      : name(name_), file(file_), function(function_), line(line_), host_only(host_only_) {}
   call_site(const call_site&) = delete;
   call_site& operator=(const call_site&) = delete;
 };
@@ -95,6 +100,27 @@ inline chunk* new_chunk(std::uint32_t capacity) noexcept {
 }
 inline void delete_chunk(chunk* c) noexcept { ::operator delete(static_cast<void*>(c)); }
 
+/// Device timing of one scope instance (CUDA builds): its event pair, resolved at collect time.
+/// Handles are stored untyped so this file needs no CUDA header.
+struct device_record {
+  std::uint64_t host_index = 0;  // index of the host record this belongs to; ~0 if the host record was dropped
+  void* begin_event = nullptr;
+  void* end_event = nullptr;
+  void* stream = nullptr;
+  std::uint64_t capture_id = 0;  // non-zero: recorded while the stream was being captured into a graph
+  std::int32_t device = -1;
+  std::uint32_t state = 0;       // device_record_state, written by collect under the registry mutex
+  std::int64_t begin_ns = 0;     // resolved times on the host timeline
+  std::int64_t end_ns = 0;
+};
+enum device_record_state : std::uint32_t { dev_pending = 0, dev_resolved = 1, dev_captured = 2, dev_invalid = 3 };
+
+struct device_chunk {
+  static constexpr std::uint32_t capacity = 1024;
+  std::uint64_t first = 0;
+  device_record records[capacity];
+};
+
 /// One thread's records and counters. Owned by the global registry, so it outlives its thread.
 struct thread_buffer {
   // Written by the owner thread only (relaxed load + release store), read by collect().
@@ -105,12 +131,17 @@ struct thread_buffer {
   record* cursor = nullptr;
   record* limit = nullptr;
   std::uint64_t full_epoch = ~0ull;  // allocation epoch in which a refill last failed
+  device_record* device_cursor = nullptr;
+  device_record* device_limit = nullptr;
+  std::atomic<std::uint64_t> device_recorded{0};  // device records written since the thread started
 
   // Under mu: the chunk list (the owner appends on refill, reset() frees full ones).
   std::mutex mu;
   std::vector<chunk*> chunks;        // in record order; chunk::first says where each starts
   std::uint64_t recorded_floor = 0;  // records before this index were discarded by reset()
   std::uint64_t dropped_floor = 0;
+  std::vector<device_chunk*> device_chunks;
+  std::uint64_t device_floor = 0;  // device records before this index were discarded by reset()
   std::string name;
   // Under the registry mutex.
   std::uint32_t ordinal = 0;
@@ -123,6 +154,8 @@ inline thread_local thread_buffer* t_buffer = nullptr;
 enum : std::uint8_t { state_off = 0, state_on = 1, state_uninitialised = 2 };
 /// Read at every scope entry (relaxed): on, off, or not yet initialised.
 inline std::atomic<std::uint8_t> g_state{state_uninitialised};
+/// Device timing of new call sites: 0 = host only, N = every Nth entry (SCOPEPROF_DEVICE_SAMPLE).
+inline std::atomic<std::uint32_t> g_default_device_every{1};
 
 struct registry {
   std::mutex mu;  // sites, threads, collect and reset (taken before any thread_buffer::mu)
@@ -136,6 +169,8 @@ struct registry {
   std::atomic<std::uint64_t> allocated_records{0};
   std::atomic<std::uint64_t> max_records{std::uint64_t{1} << 22};
   std::atomic<std::uint64_t> alloc_epoch{0};  // bumped whenever memory is freed or the cap raised
+  std::atomic<std::uint64_t> device_records_held{0};     // device records in memory, all threads
+  std::atomic<std::uint64_t> device_records_skipped{0};  // device timings not taken: too many held
   std::atomic<std::uint64_t> unattached_drops{0};  // scopes on threads whose buffer could not be made
   std::uint64_t unattached_floor = 0;              // under mu: reset() point
 
@@ -262,25 +297,64 @@ SCOPEPROF_NOINLINE inline bool refill(thread_buffer& b) noexcept {
   }
 }
 
-SCOPEPROF_NOINLINE inline void append_slow(thread_buffer& b, const record& rec) noexcept {
+constexpr std::uint64_t no_record = ~std::uint64_t{0};
+
+SCOPEPROF_NOINLINE inline std::uint64_t append_slow(thread_buffer& b, const record& rec) noexcept {
   if (refill(b)) {
     *b.cursor++ = rec;
-    b.recorded.store(b.recorded.load(std::memory_order_relaxed) + 1, std::memory_order_release);
-  } else {
-    b.dropped.store(b.dropped.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    const std::uint64_t index = b.recorded.load(std::memory_order_relaxed);
+    b.recorded.store(index + 1, std::memory_order_release);
+    return index;
   }
+  b.dropped.store(b.dropped.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  return no_record;
 }
 
-/// Store one finished scope; the caller then lowers the depth (after, so a reader never sees both old).
-SCOPEPROF_ALWAYS_INLINE void append(thread_buffer& b, const record& rec) noexcept {
+/// Store one finished scope and return its index (no_record if dropped); the caller then lowers the
+/// depth (after, so a reader never sees both old).
+SCOPEPROF_ALWAYS_INLINE std::uint64_t append(thread_buffer& b, const record& rec) noexcept {
   record* c = b.cursor;
   if (SCOPEPROF_LIKELY(c != b.limit)) {
     *c = rec;
     b.cursor = c + 1;
-    b.recorded.store(b.recorded.load(std::memory_order_relaxed) + 1, std::memory_order_release);
-  } else {
-    append_slow(b, rec);
+    const std::uint64_t index = b.recorded.load(std::memory_order_relaxed);
+    b.recorded.store(index + 1, std::memory_order_release);
+    return index;
   }
+  return append_slow(b, rec);
+}
+
+/// Device records: a cap of their own (each holds two CUDA events until collect() resolves them).
+constexpr std::uint64_t max_device_records = std::uint64_t{1} << 20;
+
+/// Reserve the slot for one device record; nullptr when the cap is reached (the timing is skipped).
+SCOPEPROF_NOINLINE inline device_record* device_slot_slow(thread_buffer& b) noexcept {
+  registry& r = the_registry();
+  if (r.device_records_held.fetch_add(device_chunk::capacity, std::memory_order_relaxed) + device_chunk::capacity >
+      max_device_records) {
+    r.device_records_held.fetch_sub(device_chunk::capacity, std::memory_order_relaxed);
+    return nullptr;
+  }
+  try {
+    auto* c = new device_chunk;
+    c->first = b.device_recorded.load(std::memory_order_relaxed);
+    std::lock_guard<std::mutex> lock(b.mu);
+    b.device_chunks.push_back(c);
+    b.device_cursor = c->records;
+    b.device_limit = c->records + device_chunk::capacity;
+    return b.device_cursor;
+  } catch (...) {
+    r.device_records_held.fetch_sub(device_chunk::capacity, std::memory_order_relaxed);
+    return nullptr;
+  }
+}
+SCOPEPROF_ALWAYS_INLINE device_record* device_slot(thread_buffer& b) noexcept {
+  return b.device_cursor != b.device_limit ? b.device_cursor : device_slot_slow(b);
+}
+/// Publish the slot filled after device_slot().
+SCOPEPROF_ALWAYS_INLINE void device_commit(thread_buffer& b) noexcept {
+  ++b.device_cursor;
+  b.device_recorded.store(b.device_recorded.load(std::memory_order_relaxed) + 1, std::memory_order_release);
 }
 
 inline std::string truncate_name(std::string_view name) {
@@ -298,6 +372,8 @@ inline site_info* make_site_locked(registry& r, std::string_view name, const cal
   info->line = cs.line;
   info->id = static_cast<std::uint32_t>(r.sites.size());
   info->colour = colour_for_name(info->name);
+  info->device_every.store(cs.host_only ? 0u : g_default_device_every.load(std::memory_order_relaxed),
+                           std::memory_order_relaxed);
   nvtx_register_site(info->nvtx, info->name.c_str(), info->colour);
   r.sites.push_back(std::move(info));
   return r.sites.back().get();
