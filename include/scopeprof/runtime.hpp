@@ -190,7 +190,8 @@ inline void set_device_sampling(std::uint32_t every_n) noexcept {
   detail::g_default_device_every.store(every_n, std::memory_order_relaxed);
   detail::registry& r = detail::the_registry();
   std::lock_guard<std::mutex> lock(r.mu);
-  for (auto& s : r.sites) s->device_every.store(every_n, std::memory_order_relaxed);
+  for (auto& s : r.sites)
+    if (!s->host_only) s->device_every.store(every_n, std::memory_order_relaxed);
 }
 
 /// @brief Device-time every Nth entry of the call sites with this name (0: host only). Returns how many
@@ -201,7 +202,7 @@ inline std::size_t set_device_sampling(std::string_view name, std::uint32_t ever
   std::lock_guard<std::mutex> lock(r.mu);
   std::size_t n = 0;
   for (auto& s : r.sites)
-    if (s->name == name) {
+    if (s->name == name && !s->host_only) {
       s->device_every.store(every_n, std::memory_order_relaxed);
       ++n;
     }

@@ -44,12 +44,15 @@ inline std::atomic<std::uint8_t> g_device_timing{device_timing_uninitialised};
 struct device_context {
   std::mutex mu;
   int ordinal = 0;
-  bool ready = false;
+  std::atomic<bool> ready{false};
   bool failed = false;  // a CUDA error made this device's events unusable
   std::string failure;
   cudaStream_t private_stream = nullptr;
-  cudaEvent_t reference = nullptr;  // recorded once, on an otherwise empty stream
-  std::int64_t reference_host_ns = 0;
+  // Reference events, each recorded on the otherwise empty private stream with the host time at which it
+  // was seen complete. collect() adds one, and new scopes place their begin event against the newest, so
+  // offsets stay short (cudaEventElapsedTime is a float in ms: precision falls as offsets grow).
+  std::vector<std::pair<cudaEvent_t, std::int64_t>> references;
+  std::atomic<std::uint32_t> current_reference{0};
   std::vector<cudaEvent_t> free_events;
   std::uint64_t events_created = 0;
   std::uint64_t scopes_timed = 0;  // resolved spans, for the report header
@@ -132,18 +135,40 @@ SCOPEPROF_NOINLINE inline void probe_devices() noexcept {
 /// recorded on an empty non-blocking stream, so it completes at once and waits for none of the program's
 /// work; its host time is taken when completion is seen, an upper bound, so a mapped device interval
 /// is never placed before the host scope that launched it.
-SCOPEPROF_NOINLINE inline bool prepare_device(device_context& ctx) noexcept {
-  std::lock_guard<std::mutex> lock(ctx.mu);
-  if (ctx.ready || ctx.failed) return ctx.ready;
-  const cudaError_t pending = cudaPeekAtLastError();
-  cudaError_t e = cudaStreamCreateWithFlags(&ctx.private_stream, cudaStreamNonBlocking);
-  if (e == cudaSuccess) e = cudaEventCreate(&ctx.reference);
-  if (e == cudaSuccess) e = cudaEventRecord(ctx.reference, ctx.private_stream);
+/// Record a reference event on the private stream and wait (briefly: the stream is empty) to see it done.
+inline cudaError_t add_reference(device_context& ctx) noexcept {
+  cudaEvent_t ev = nullptr;
+  cudaError_t e = cudaEventCreate(&ev);
+  if (e == cudaSuccess) e = cudaEventRecord(ev, ctx.private_stream);
   if (e == cudaSuccess) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while ((e = cudaEventQuery(ctx.reference)) == cudaErrorNotReady && std::chrono::steady_clock::now() < deadline) {
+    while ((e = cudaEventQuery(ev)) == cudaErrorNotReady && std::chrono::steady_clock::now() < deadline) {
     }
   }
+  if (e != cudaSuccess) {
+    if (ev != nullptr) cudaEventDestroy(ev);
+    return e;
+  }
+  try {
+    ctx.references.emplace_back(ev, steady_now_ns());
+  } catch (...) {
+    cudaEventDestroy(ev);
+    return cudaErrorMemoryAllocation;
+  }
+  ctx.current_reference.store(static_cast<std::uint32_t>(ctx.references.size() - 1), std::memory_order_release);
+  return cudaSuccess;
+}
+
+/// First use of a device: private stream and first reference event. The reference completes at once
+/// and waits for none of the program's work (non-blocking, empty stream); its host time is taken when
+/// completion is seen, an upper bound, so a mapped device interval never starts before the host scope
+/// that launched it.
+SCOPEPROF_NOINLINE inline bool prepare_device(device_context& ctx) noexcept {
+  std::lock_guard<std::mutex> lock(ctx.mu);
+  if (ctx.ready.load(std::memory_order_acquire) || ctx.failed) return ctx.ready.load(std::memory_order_relaxed);
+  const cudaError_t pending = cudaPeekAtLastError();
+  cudaError_t e = cudaStreamCreateWithFlags(&ctx.private_stream, cudaStreamNonBlocking);
+  if (e == cudaSuccess) e = add_reference(ctx);
   if (e != cudaSuccess) {
     forget_our_error(pending);
     ctx.failed = true;
@@ -153,8 +178,7 @@ SCOPEPROF_NOINLINE inline bool prepare_device(device_context& ctx) noexcept {
     }
     return false;
   }
-  ctx.reference_host_ns = steady_now_ns();
-  ctx.ready = true;
+  ctx.ready.store(true, std::memory_order_release);
   return true;
 }
 
@@ -162,7 +186,7 @@ inline device_context* context_for(int device) noexcept {
   device_registry& d = the_devices();
   if (device < 0 || device >= d.count) return nullptr;
   device_context* ctx = d.devices[static_cast<std::size_t>(device)].get();
-  if (SCOPEPROF_UNLIKELY(!ctx->ready) && !prepare_device(*ctx)) return nullptr;
+  if (SCOPEPROF_UNLIKELY(!ctx->ready.load(std::memory_order_acquire)) && !prepare_device(*ctx)) return nullptr;
   return ctx->failed ? nullptr : ctx;
 }
 
@@ -233,6 +257,7 @@ struct device_scope {
   cudaStream_t stream = nullptr;
   unsigned long long capture_id = 0;
   int device = -1;
+  std::uint32_t reference = 0;
 };
 
 inline cudaError_t record_event(cudaEvent_t ev, cudaStream_t stream, bool captured) noexcept {
@@ -283,6 +308,7 @@ SCOPEPROF_NOINLINE inline void device_begin(device_scope& s, site_info& site, cu
   s.begin = ev;
   s.stream = stream;
   s.device = device;
+  s.reference = ctx->current_reference.load(std::memory_order_acquire);
   s.capture_id = captured ? capture_id : 0;
 }
 
@@ -325,6 +351,7 @@ SCOPEPROF_NOINLINE inline void device_store(thread_buffer& b, const device_scope
   slot->stream = s.stream;
   slot->capture_id = s.capture_id;
   slot->device = s.device;
+  slot->reference = s.reference;
   slot->state = dev_pending;
   device_commit(b);
 }
@@ -347,7 +374,7 @@ inline void resolve_device_records(std::vector<device_record*>& records) noexcep
       if (r->capture_id == 0 && r->end_event != nullptr && r->state == dev_pending) newest[{r->device, r->stream}] = r;
     for (auto& [key, r] : newest) {
       device_context* ctx = d.devices[static_cast<std::size_t>(key.first)].get();
-      if (!ctx->ready || ctx->failed) continue;
+      if (!ctx->ready.load(std::memory_order_acquire) || ctx->failed) continue;
       const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(d.wait_ms);
       cudaError_t e;
       while ((e = cudaEventQuery(static_cast<cudaEvent_t>(r->end_event))) == cudaErrorNotReady &&
@@ -359,7 +386,7 @@ inline void resolve_device_records(std::vector<device_record*>& records) noexcep
     for (device_record* r : records) {
       if (r->state != dev_pending && r->state != dev_captured) continue;
       device_context* ctx = d.devices[static_cast<std::size_t>(r->device)].get();
-      if (ctx->failed || !ctx->ready) {
+      if (ctx->failed || !ctx->ready.load(std::memory_order_acquire) || r->reference >= ctx->references.size()) {
         r->state = dev_invalid;
         continue;
       }
@@ -376,7 +403,8 @@ inline void resolve_device_records(std::vector<device_record*>& records) noexcep
       cudaError_t e = cudaEventElapsedTime(&span_ms, static_cast<cudaEvent_t>(r->begin_event),
                                            static_cast<cudaEvent_t>(r->end_event));
       if (e == cudaSuccess)
-        e = cudaEventElapsedTime(&offset_ms, ctx->reference, static_cast<cudaEvent_t>(r->begin_event));
+        e = cudaEventElapsedTime(&offset_ms, ctx->references[r->reference].first,
+                                 static_cast<cudaEvent_t>(r->begin_event));
       if (e == cudaErrorNotReady) {
         // Not run yet: a captured graph not replayed, or work still queued behind something slow.
         if (r->capture_id != 0) r->state = dev_captured;
@@ -388,7 +416,7 @@ inline void resolve_device_records(std::vector<device_record*>& records) noexcep
         r->state = dev_invalid;
         continue;
       }
-      r->begin_ns = ctx->reference_host_ns + static_cast<std::int64_t>(static_cast<double>(offset_ms) * 1e6);
+      r->begin_ns = ctx->references[r->reference].second + static_cast<std::int64_t>(static_cast<double>(offset_ms) * 1e6);
       r->end_ns = r->begin_ns + static_cast<std::int64_t>(static_cast<double>(span_ms) * 1e6 + 0.5);
       ++ctx->scopes_timed;
       if (r->capture_id == 0) {
@@ -402,6 +430,10 @@ inline void resolve_device_records(std::vector<device_record*>& records) noexcep
       }
     }
     flush_event_cache(t_event_cache);
+    // A fresh reference for the scopes that start from now on.
+    for (auto& ctx : d.devices)
+      if (ctx->ready.load(std::memory_order_acquire) && !ctx->failed && cudaSetDevice(ctx->ordinal) == cudaSuccess)
+        (void)add_reference(*ctx);
   } catch (...) {
   }
   if (mode_swapped) cudaThreadExchangeStreamCaptureMode(&mode);

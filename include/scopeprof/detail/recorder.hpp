@@ -45,6 +45,7 @@ struct site_info {
   nvtx_site nvtx;
   // Device timing policy for this site: 0 = host only, N = time every Nth entry (1 = every entry).
   std::atomic<std::uint32_t> device_every{1};
+  bool host_only = false;  // PROF_SCOPE_HOST: sampling settings never turn device timing on
   std::atomic<std::uint64_t> device_entries{0};  // only counted when device_every > 1
 };
 
@@ -109,6 +110,7 @@ struct device_record {
   void* stream = nullptr;
   std::uint64_t capture_id = 0;  // non-zero: recorded while the stream was being captured into a graph
   std::int32_t device = -1;
+  std::uint32_t reference = 0;   // which of the device's reference events the begin event is placed against
   std::uint32_t state = 0;       // device_record_state, written by collect under the registry mutex
   std::int64_t begin_ns = 0;     // resolved times on the host timeline
   std::int64_t end_ns = 0;
@@ -372,6 +374,7 @@ inline site_info* make_site_locked(registry& r, std::string_view name, const cal
   info->line = cs.line;
   info->id = static_cast<std::uint32_t>(r.sites.size());
   info->colour = colour_for_name(info->name);
+  info->host_only = cs.host_only;
   info->device_every.store(cs.host_only ? 0u : g_default_device_every.load(std::memory_order_relaxed),
                            std::memory_order_relaxed);
   nvtx_register_site(info->nvtx, info->name.c_str(), info->colour);

@@ -1,0 +1,338 @@
+// Checks shared by the writer tests and the fuzz target. Each check_* returns an empty string when the
+// output is valid and agrees with the report it came from, else a description of the first problem.
+#pragma once
+
+#include "csv_check.hpp"
+#include "json_check.hpp"
+
+#include <scopeprof/detail/text.hpp>
+#include <scopeprof/format/chrome_trace.hpp>
+#include <scopeprof/format/csv.hpp>
+#include <scopeprof/format/json.hpp>
+#include <scopeprof/format/table.hpp>
+#include <scopeprof/report.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sptest {
+
+/// Offset of the first byte that is not valid UTF-8, or npos. Uses the library's own decoder.
+inline std::size_t first_invalid_utf8(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t n = scopeprof::detail::utf8_sequence_length(s, i);
+    if (n == 0) return i;
+    i += n;
+  }
+  return std::string_view::npos;
+}
+inline bool valid_utf8(std::string_view s) { return first_invalid_utf8(s) == std::string_view::npos; }
+
+inline std::string site_name(const scopeprof::report& r, const scopeprof::scope_instance& s) {
+  return s.site < r.sites().size() ? r.sites()[s.site].name : std::string();
+}
+
+/// "-?D+.DDD" (microseconds with exactly three decimals) as integer nanoseconds.
+inline bool parse_us3(std::string_view lit, std::int64_t& ns) {
+  const bool neg = !lit.empty() && lit[0] == '-';
+  if (neg) lit.remove_prefix(1);
+  const std::size_t dot = lit.find('.');
+  if (dot == std::string_view::npos || dot == 0 || lit.size() - dot != 4) return false;
+  std::int64_t v = 0;
+  for (std::size_t i = 0; i < lit.size(); ++i) {
+    if (i == dot) continue;
+    if (lit[i] < '0' || lit[i] > '9') return false;
+    if (v > (INT64_MAX - 9) / 10) return false;
+    v = v * 10 + (lit[i] - '0');
+  }
+  ns = neg ? -v : v;
+  return true;
+}
+
+/// Every instance is well-formed: end >= begin, a parent comes before its children, children lie inside
+/// their parent on the same thread one level deeper, orphans are roots.
+inline std::string check_instances(const scopeprof::report& r) {
+  const auto& in = r.instances();
+  std::uint64_t orphans = 0;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const auto& s = in[i];
+    std::ostringstream e;
+    e << "instance " << i << ": ";
+    if (s.host_end_ns < s.host_begin_ns) return e.str() + "ends before it begins";
+    if (s.site >= r.sites().size()) return e.str() + "site index out of range";
+    if (s.thread >= r.threads().size()) return e.str() + "thread index out of range";
+    if (s.orphan) ++orphans;
+    if (s.parent < 0) {
+      if (s.parent != -1) return e.str() + "negative parent other than -1";
+      if (s.depth != 0) return e.str() + "a root with depth != 0";
+      continue;
+    }
+    if (s.orphan) return e.str() + "an orphan with a parent";
+    if (static_cast<std::size_t>(s.parent) >= i) return e.str() + "parent index not before its own";
+    const auto& p = in[static_cast<std::size_t>(s.parent)];
+    if (p.thread != s.thread) return e.str() + "parent on another thread";
+    if (s.depth != p.depth + 1) return e.str() + "depth is not parent depth + 1";
+    if (s.host_begin_ns < p.host_begin_ns || s.host_end_ns > p.host_end_ns) return e.str() + "not inside its parent";
+  }
+  if (orphans != r.orphan_count()) return "orphan_count() does not match the orphan instances";
+  return {};
+}
+
+inline std::string check_csv(const scopeprof::report& r, const std::string& text) {
+  if (!valid_utf8(text)) return "CSV is not valid UTF-8";
+  csv_rows rows;
+  std::string err;
+  if (!parse_csv(text, rows, err)) return "CSV does not parse: " + err;
+  if (rows.empty() || rows[0].empty() || rows[0][0] != "view") return "CSV has no header";
+  const int view = 0, name = csv_column(rows, "name"), value = csv_column(rows, "value"),
+            calls = csv_column(rows, "calls");
+  if (name < 0 || value < 0 || calls < 0) return "CSV header lacks name/value/calls";
+  std::map<std::string, std::string> meta;
+  std::vector<const std::vector<std::string>*> flat, tree;
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    const auto& row = rows[i];
+    if (row[view] == "meta") meta[row[name]] = row[value];
+    else if (row[view] == "flat") flat.push_back(&row);
+    else if (row[view] == "tree") tree.push_back(&row);
+    else return "CSV row " + std::to_string(i) + " has view '" + row[view] + "'";
+  }
+  const auto& c = r.counts();
+  if (meta["entered"] != std::to_string(c.entered) || meta["recorded"] != std::to_string(c.recorded) ||
+      meta["dropped"] != std::to_string(c.dropped) || meta["in_flight"] != std::to_string(c.in_flight))
+    return "CSV meta counts differ from the report";
+  if (meta["host_source"] != scopeprof::detail::to_valid_utf8(r.sources().host)) return "CSV host_source differs";
+  if (flat.size() != r.flat().size()) return "CSV flat row count differs";
+  if (tree.size() != r.tree().size()) return "CSV tree row count differs";
+  for (std::size_t i = 0; i < flat.size(); ++i) {
+    if ((*flat[i])[name] != scopeprof::detail::to_valid_utf8(r.flat()[i].name))
+      return "CSV flat row " + std::to_string(i) + " name differs";
+    if ((*flat[i])[calls] != std::to_string(r.flat()[i].calls)) return "CSV flat calls differ";
+  }
+  for (std::size_t i = 0; i < tree.size(); ++i) {
+    if ((*tree[i])[name] != scopeprof::detail::to_valid_utf8(r.tree()[i].name))
+      return "CSV tree row " + std::to_string(i) + " name differs";
+    if ((*tree[i])[calls] != std::to_string(r.tree()[i].calls)) return "CSV tree calls differ";
+  }
+  return {};
+}
+
+inline bool json_int_is(const json* v, std::uint64_t expected) {
+  std::int64_t x;
+  return v != nullptr && v->integer(x) && x >= 0 && static_cast<std::uint64_t>(x) == expected;
+}
+
+inline std::string check_counts_object(const json* o, const scopeprof::scope_counts& c, const char* where) {
+  if (o == nullptr || !o->is(json::type::object)) return std::string(where) + ": no counts object";
+  if (!json_int_is(o->find("entered"), c.entered) || !json_int_is(o->find("recorded"), c.recorded) ||
+      !json_int_is(o->find("dropped"), c.dropped) || !json_int_is(o->find("in_flight"), c.in_flight))
+    return std::string(where) + ": counts differ from the report";
+  return {};
+}
+
+inline std::string check_json(const scopeprof::report& r, const std::string& text) {
+  if (!valid_utf8(text)) return "JSON is not valid UTF-8";
+  json doc;
+  std::string err;
+  if (!parse_json(text, doc, err)) return "JSON does not parse: " + err;
+  const json* schema = doc.find("schema");
+  if (schema == nullptr || schema->text != "scopeprof-report/1") return "JSON schema missing";
+  if (auto e = check_counts_object(doc.find("counts"), r.counts(), "JSON"); !e.empty()) return e;
+  if (!json_int_is(doc.find("orphans"), r.orphan_count())) return "JSON orphans differ";
+  const json* threads = doc.find("threads");
+  const json* flat = doc.find("flat");
+  const json* tree = doc.find("tree");
+  if (!threads || !threads->is(json::type::array) || threads->items.size() != r.threads().size())
+    return "JSON threads differ";
+  for (std::size_t i = 0; i < threads->items.size(); ++i) {
+    const json& t = threads->items[i];
+    const json* n = t.find("name");
+    if (!n || n->text != scopeprof::detail::to_valid_utf8(r.threads()[i].name)) return "JSON thread name differs";
+    if (auto e = check_counts_object(t.find("counts"), r.threads()[i].counts, "JSON thread"); !e.empty()) return e;
+  }
+  if (!flat || !flat->is(json::type::array) || flat->items.size() != r.flat().size()) return "JSON flat differs";
+  for (std::size_t i = 0; i < flat->items.size(); ++i) {
+    const json& f = flat->items[i];
+    const json* n = f.find("name");
+    if (!n || !n->is(json::type::string) || n->text != scopeprof::detail::to_valid_utf8(r.flat()[i].name))
+      return "JSON flat row " + std::to_string(i) + " name differs";
+    if (!json_int_is(f.find("calls"), r.flat()[i].calls)) return "JSON flat calls differ";
+  }
+  if (!tree || !tree->is(json::type::array) || tree->items.size() != r.tree().size()) return "JSON tree differs";
+  for (std::size_t i = 0; i < tree->items.size(); ++i) {
+    const json* n = tree->items[i].find("name");
+    if (!n || n->text != scopeprof::detail::to_valid_utf8(r.tree()[i].name)) return "JSON tree name differs";
+    std::int64_t parent;
+    const json* p = tree->items[i].find("parent");
+    if (!p || !p->integer(parent) || parent < -1 || parent >= static_cast<std::int64_t>(i))
+      return "JSON tree parent out of range";
+  }
+  return {};
+}
+
+struct trace_x {
+  std::int64_t ts, dur;
+  std::size_t order;
+};
+
+/// Chrome trace: parses, counts in otherData, one "X" event per instance with exact nanosecond times,
+/// "X" events on one tid nest exactly, one thread_name per thread, flows paired.
+inline std::string check_chrome_trace(const scopeprof::report& r, const std::string& text) {
+  if (!valid_utf8(text)) return "trace is not valid UTF-8";
+  json doc;
+  std::string err;
+  if (!parse_json(text, doc, err)) return "trace does not parse: " + err;
+  if (auto e = check_counts_object(doc.find("otherData"), r.counts(), "trace otherData"); !e.empty()) return e;
+  const json* events = doc.find("traceEvents");
+  if (!events || !events->is(json::type::array)) return "trace has no traceEvents array";
+  std::map<std::pair<std::int64_t, std::int64_t>, int> thread_names;  // (pid, tid) -> count
+  std::map<std::int64_t, std::vector<trace_x>> host_x;                 // tid -> events
+  std::set<std::int64_t> device_tids;
+  std::map<std::int64_t, int> flow_s, flow_f;
+  std::size_t host_count = 0;
+  for (std::size_t k = 0; k < events->items.size(); ++k) {
+    const json& ev = events->items[k];
+    const std::string where = "trace event " + std::to_string(k) + ": ";
+    const json* ph = ev.find("ph");
+    std::int64_t pid = 0, tid = 0;
+    if (!ph || !ph->is(json::type::string)) return where + "no ph";
+    if (!ev.find("pid") || !ev.find("pid")->integer(pid) || !ev.find("tid") || !ev.find("tid")->integer(tid))
+      return where + "pid/tid not integers";
+    const json* name = ev.find("name");
+    if (!name || !name->is(json::type::string)) return where + "no name";
+    if (ph->text == "M") {
+      if (name->text == "thread_name") ++thread_names[{pid, tid}];
+      continue;
+    }
+    std::int64_t ts;
+    const json* ts_v = ev.find("ts");
+    if (!ts_v || !ts_v->is(json::type::number) || !parse_us3(ts_v->text, ts)) return where + "ts is not D.DDD";
+    if (ph->text == "X") {
+      std::int64_t dur;
+      const json* dur_v = ev.find("dur");
+      if (!dur_v || !dur_v->is(json::type::number) || !parse_us3(dur_v->text, dur)) return where + "dur is not D.DDD";
+      if (dur < 0) return where + "negative dur";
+      if (pid == 1) {
+        if (host_count >= r.instances().size()) return where + "more host events than instances";
+        const auto& s = r.instances()[host_count];
+        if (name->text != scopeprof::detail::to_valid_utf8(site_name(r, s))) return where + "name differs from the instance";
+        if (ts != s.host_begin_ns - r.origin_ns() || dur != s.host_total_ns()) return where + "times differ from the instance";
+        host_x[tid].push_back({ts, dur, host_count});
+        ++host_count;
+      } else if (pid == 2) {
+        device_tids.insert(tid);
+      } else {
+        return where + "unexpected pid";
+      }
+    } else if (ph->text == "s" || ph->text == "f") {
+      std::int64_t id;
+      if (!ev.find("id") || !ev.find("id")->integer(id)) return where + "flow without an integer id";
+      ++(ph->text == "s" ? flow_s : flow_f)[id];
+    } else {
+      return where + "unexpected ph '" + ph->text + "'";
+    }
+  }
+  if (host_count != r.instances().size()) return "trace has fewer host events than instances";
+  std::size_t host_thread_names = 0;
+  for (const auto& [key, n] : thread_names) {
+    if (n != 1) return "thread_name appears " + std::to_string(n) + " times for one tid";
+    if (key.first == 1) ++host_thread_names;
+  }
+  if (host_thread_names != r.threads().size()) return "not one host thread_name per thread";
+  for (auto& [tid, xs] : host_x) {
+    if (!thread_names.count({1, tid})) return "host tid " + std::to_string(tid) + " has no thread_name";
+    std::stable_sort(xs.begin(), xs.end(), [](const trace_x& a, const trace_x& b) {
+      return a.ts != b.ts ? a.ts < b.ts : a.dur > b.dur;
+    });
+    std::vector<trace_x> open;
+    for (const auto& x : xs) {
+      while (!open.empty() && open.back().ts + open.back().dur <= x.ts) open.pop_back();  // ended before x
+      if (!open.empty()) {
+        const auto& p = open.back();
+        if (x.ts < p.ts || x.ts + x.dur > p.ts + p.dur)
+          return "X events on tid " + std::to_string(tid) + " overlap without nesting (events " +
+                 std::to_string(p.order) + " and " + std::to_string(x.order) + ")";
+      }
+      open.push_back(x);
+    }
+  }
+  for (auto tid : device_tids)
+    if (!thread_names.count({2, tid})) return "device tid " + std::to_string(tid) + " has no thread_name";
+  if (flow_s.size() != flow_f.size()) return "flow starts and ends do not pair";
+  for (const auto& [id, n] : flow_s)
+    if (n != 1 || !flow_f.count(id) || flow_f.at(id) != 1) return "flow id " + std::to_string(id) + " not paired";
+  return {};
+}
+
+inline std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < text.size(); ++i)
+    if (text[i] == '\n') {
+      lines.push_back(text.substr(start, i - start));
+      start = i + 1;
+    }
+  if (start < text.size()) lines.push_back(text.substr(start));
+  return lines;
+}
+
+/// Text tables: valid UTF-8, no CR anywhere, and each table has one line per row, all of the table's width.
+inline std::string check_table(const scopeprof::report& r, const std::string& text) {
+  using scopeprof::detail::display_name;
+  using scopeprof::detail::display_width;
+  if (!valid_utf8(text)) return "table is not valid UTF-8";
+  if (text.find('\r') != std::string::npos) return "table holds a CR";
+  const auto lines = split_lines(text);
+  if (r.instances().empty()) {
+    for (const auto& l : lines)
+      if (l == "(no finished scopes)") return {};
+    return "empty report without '(no finished scopes)'";
+  }
+  const auto section = [&](const char* title, std::size_t rows, auto expected_start) -> std::string {
+    // The title line is the first one that starts with the title and has a dash line two lines below
+    // (a row whose name mimics the title cannot: rows hold numbers).
+    const auto is_dashes = [](const std::string& l) { return !l.empty() && l.find_first_not_of('-') == std::string::npos; };
+    std::size_t i = 0;
+    while (i < lines.size() && !(lines[i].rfind(title, 0) == 0 && i + 2 < lines.size() && is_dashes(lines[i + 2]))) ++i;
+    if (i + 2 >= lines.size()) return std::string("no '") + title + "' table";
+    const std::string& header = lines[i + 1];
+    const std::string& dashes = lines[i + 2];
+    const std::size_t width = display_width(dashes);
+    if (display_width(header) != width) return std::string("header of '") + title + "' is not as wide as its dashes";
+    for (std::size_t k = 0; k < rows; ++k) {
+      if (i + 3 + k >= lines.size()) return std::string("'") + title + "' has too few rows";
+      const std::string& line = lines[i + 3 + k];
+      if (display_width(line) != width)
+        return std::string("row ") + std::to_string(k) + " of '" + title + "' is not as wide as the table: " + line;
+      const std::string start = expected_start(k);
+      if (line.compare(0, start.size(), start) != 0)
+        return std::string("row ") + std::to_string(k) + " of '" + title + "' does not start with its name";
+    }
+    if (i + 3 + rows >= lines.size() || !lines[i + 3 + rows].empty())
+      return std::string("'") + title + "' has more lines than rows";
+    return {};
+  };
+  if (auto e = section("Call tree (", r.tree().size(),
+                       [&](std::size_t k) {
+                         return std::string(2 * r.tree()[k].depth, ' ') + display_name(r.tree()[k].name);
+                       });
+      !e.empty())
+    return e;
+  return section("By name (", r.flat().size(), [&](std::size_t k) { return display_name(r.flat()[k].name); });
+}
+
+/// All four outputs of a report, plus the instance invariants.
+inline std::string check_all_outputs(const scopeprof::report& r) {
+  if (auto e = check_instances(r); !e.empty()) return e;
+  if (auto e = check_table(r, r.to_string()); !e.empty()) return e;
+  if (auto e = check_csv(r, r.csv()); !e.empty()) return e;
+  if (auto e = check_json(r, r.json()); !e.empty()) return e;
+  return check_chrome_trace(r, r.chrome_trace());
+}
+
+}  // namespace sptest

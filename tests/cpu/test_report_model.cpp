@@ -1,0 +1,433 @@
+// The report model, from synthetic snapshots: tree reconstruction from post-order records, orphans,
+// recursion in the flat table, device self time, device status, Time % and the duration statistics.
+#include "csv_check.hpp"
+#include "json_check.hpp"
+#include "output_check.hpp"
+
+#include <scopeprof.hpp>
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace {
+
+using scopeprof::device_status;
+using scopeprof::detail::raw_instance;
+
+raw_instance rec(std::uint32_t site, std::uint32_t depth, std::int64_t begin, std::int64_t end) {
+  raw_instance x;
+  x.site = site;
+  x.depth = depth;
+  x.host_begin_ns = begin;
+  x.host_end_ns = end;
+  return x;
+}
+
+raw_instance dev(raw_instance x, std::int32_t device, std::uint64_t stream, std::int64_t begin, std::int64_t end) {
+  x.device = device_status::ok;
+  x.device_id = device;
+  x.stream = stream;
+  x.device_begin_ns = begin;
+  x.device_end_ns = end;
+  return x;
+}
+
+raw_instance with_status(raw_instance x, device_status s) {
+  x.device = s;
+  return x;
+}
+
+// A snapshot with the given site names and one thread per record list (records in post-order).
+scopeprof::report build(const std::vector<std::string>& names, const std::vector<std::vector<raw_instance>>& threads,
+                        std::uint64_t in_flight = 0) {
+  scopeprof::detail::raw_snapshot s;
+  for (const auto& n : names) s.sites.push_back({n, "model.cpp", "f", 1});
+  for (std::size_t t = 0; t < threads.size(); ++t) {
+    scopeprof::detail::raw_thread th;
+    th.desc.index = static_cast<std::uint32_t>(t);
+    th.records = threads[t];
+    th.desc.counts.recorded = th.records.size();
+    th.desc.counts.in_flight = t == 0 ? in_flight : 0;
+    th.desc.counts.entered = th.desc.counts.recorded + th.desc.counts.in_flight;
+    s.counts.entered += th.desc.counts.entered;
+    s.counts.recorded += th.desc.counts.recorded;
+    s.counts.in_flight += th.desc.counts.in_flight;
+    s.threads.push_back(std::move(th));
+  }
+  return scopeprof::report::from_raw(std::move(s));
+}
+
+std::string name_of(const scopeprof::report& r, std::size_t i) { return r.sites()[r.instances()[i].site].name; }
+
+const scopeprof::flat_row& row(const scopeprof::report& r, const std::string& name) {
+  const scopeprof::flat_row* f = r.find(name);
+  REQUIRE_MESSAGE(f != nullptr, "no flat row " << name);
+  return *f;
+}
+
+// The line of the flat text table whose name column is `name`.
+std::string flat_table_line(const scopeprof::report& r, const std::string& name) {
+  const auto lines = sptest::split_lines(r.to_string());
+  bool in_flat = false;
+  for (const auto& l : lines) {
+    if (l.rfind("By name (", 0) == 0) in_flat = true;
+    if (in_flat && l.rfind(name + "  ", 0) == 0) return l;
+  }
+  FAIL("no flat table line for " << name);
+  return {};
+}
+
+// The CSV flat row for `name`, as column name -> value.
+std::vector<std::string> csv_flat_row(const scopeprof::report& r, const std::string& name, sptest::csv_rows& rows) {
+  std::string err;
+  REQUIRE_MESSAGE(sptest::parse_csv(r.csv(), rows, err), err);
+  const int name_col = sptest::csv_column(rows, "name");
+  for (const auto& cells : rows)
+    if (cells[0] == "flat" && cells[static_cast<std::size_t>(name_col)] == name) return cells;
+  FAIL("no CSV flat row for " << name);
+  return {};
+}
+
+std::string csv_cell(const sptest::csv_rows& rows, const std::vector<std::string>& cells, const char* column) {
+  const int c = sptest::csv_column(rows, column);
+  REQUIRE_MESSAGE(c >= 0, "no CSV column " << column);
+  return cells.at(static_cast<std::size_t>(c));
+}
+
+const sptest::json& json_flat_row(const sptest::json& doc, const std::string& name) {
+  for (const auto& f : doc.find("flat")->items)
+    if (f.find("name")->text == name) return f;
+  FAIL("no JSON flat row for " << name);
+  static const sptest::json none;
+  return none;
+}
+
+}  // namespace
+
+TEST_CASE("from_raw rebuilds the call tree from post-order records and lists it in pre-order") {
+  enum { A, B, C, D, E };
+  const std::vector<std::string> names = {"A", "B", "C", "D", "E"};
+  // A[0,100] { B[10,40] { C[20,30] }, D[50,90] }, E[200,300]; records in the order scopes ended.
+  const std::vector<raw_instance> post = {rec(C, 2, 20, 30), rec(B, 1, 10, 40), rec(D, 1, 50, 90), rec(A, 0, 0, 100),
+                                          rec(E, 0, 200, 300)};
+  SUBCASE("one thread") {
+    const auto r = build(names, {post});
+    REQUIRE(r.instances().size() == 5);
+    const std::vector<std::string> order = {"A", "B", "C", "D", "E"};
+    const std::vector<std::int64_t> parents = {-1, 0, 1, 0, -1};
+    const std::vector<std::uint32_t> depths = {0, 1, 2, 1, 0};
+    const std::vector<std::int64_t> self = {30, 20, 10, 40, 100};
+    for (std::size_t i = 0; i < 5; ++i) {
+      CAPTURE(i);
+      CHECK(name_of(r, i) == order[i]);
+      CHECK(r.instances()[i].parent == parents[i]);
+      CHECK(r.instances()[i].depth == depths[i]);
+      CHECK(r.instances()[i].host_self_ns == self[i]);
+      CHECK_FALSE(r.instances()[i].orphan);
+    }
+    CHECK(r.orphan_count() == 0);
+    // Tree rows: depth-first, heavier children first (D 40 before B 30).
+    REQUIRE(r.tree().size() == 5);
+    const std::vector<std::string> tree_names = {"A", "D", "B", "C", "E"};
+    const std::vector<std::int64_t> tree_parents = {-1, 0, 0, 2, -1};
+    for (std::size_t i = 0; i < 5; ++i) {
+      CAPTURE(i);
+      CHECK(r.tree()[i].name == tree_names[i]);
+      CHECK(r.tree()[i].parent == tree_parents[i]);
+    }
+    const std::string problem = sptest::check_all_outputs(r);
+    CHECK_MESSAGE(problem.empty(), problem);
+  }
+  SUBCASE("two threads keep their own trees") {
+    std::vector<raw_instance> shifted = post;
+    for (auto& x : shifted) x.host_begin_ns += 5, x.host_end_ns += 5;
+    const auto r = build(names, {post, shifted});
+    REQUIRE(r.instances().size() == 10);
+    for (std::size_t i = 0; i < 10; ++i) CHECK(r.instances()[i].thread == (i < 5 ? 0u : 1u));
+    CHECK(r.instances()[7].parent == 6);  // C under B on thread 1
+    CHECK(row(r, "A").calls == 2);
+    CHECK(row(r, "A").host_total_ns == 200);
+    REQUIRE(r.tree().size() == 5);  // same paths merge
+    CHECK(r.tree()[0].calls == 2);
+  }
+  SUBCASE("same-level siblings that ended in a different order than they began") {
+    // Only possible with clock noise; siblings are still ordered by begin time.
+    const auto r = build(names, {{rec(B, 1, 40, 50), rec(C, 1, 10, 20), rec(A, 0, 0, 100)}});
+    REQUIRE(r.instances().size() == 3);
+    CHECK(name_of(r, 1) == "C");
+    CHECK(name_of(r, 2) == "B");
+  }
+}
+
+TEST_CASE("from_raw shows scopes whose parent is missing or still open as orphan roots") {
+  enum { A, B, C, D };
+  const std::vector<std::string> names = {"A", "B", "C", "D"};
+  SUBCASE("the parent was dropped and a sibling of the parent ended next") {
+    // A[0,100] { B[10,40] (dropped) { C[20,30] }, D[50,90] }
+    const auto r = build(names, {{rec(C, 2, 20, 30), rec(D, 1, 50, 90), rec(A, 0, 0, 100)}});
+    REQUIRE(r.instances().size() == 3);
+    CHECK(name_of(r, 0) == "A");
+    CHECK(name_of(r, 1) == "D");
+    CHECK(r.instances()[1].parent == 0);
+    CHECK(name_of(r, 2) == "C");
+    CHECK(r.instances()[2].orphan);
+    CHECK(r.instances()[2].parent == -1);
+    CHECK(r.instances()[2].depth == 0);
+    CHECK(r.instances()[0].host_self_ns == 60);  // C is not charged to A
+    CHECK(r.orphan_count() == 1);
+    CHECK(r.to_string().find("1 scopes whose parent was still open (or dropped)") != std::string::npos);
+  }
+  SUBCASE("the parent was dropped and the grandparent ended next") {
+    const auto r = build(names, {{rec(C, 2, 20, 30), rec(A, 0, 0, 100)}});
+    REQUIRE(r.instances().size() == 2);
+    CHECK_FALSE(r.instances()[0].orphan);
+    CHECK(r.instances()[1].orphan);
+    CHECK(name_of(r, 1) == "C");
+    CHECK(r.instances()[0].host_self_ns == 100);
+    CHECK(r.orphan_count() == 1);
+  }
+  SUBCASE("the parent is still open") {
+    // A still open: B (depth 1) and its child C have ended.
+    const auto r = build(names, {{rec(C, 2, 20, 30), rec(B, 1, 10, 40)}}, 1);
+    REQUIRE(r.instances().size() == 2);
+    CHECK(name_of(r, 0) == "B");
+    CHECK(r.instances()[0].orphan);
+    CHECK(r.instances()[0].parent == -1);
+    CHECK(name_of(r, 1) == "C");
+    CHECK_FALSE(r.instances()[1].orphan);
+    CHECK(r.instances()[1].parent == 0);
+    CHECK(r.orphan_count() == 1);
+    CHECK(r.counts().in_flight == 1);
+  }
+  SUBCASE("orphans keep the outputs valid") {
+    const auto r = build(names, {{rec(C, 3, 20, 30), rec(D, 1, 50, 90), rec(B, 2, 5, 8), rec(A, 1, 0, 100)}}, 1);
+    const std::string problem = sptest::check_all_outputs(r);
+    CHECK_MESSAGE(problem.empty(), problem);
+    CHECK(r.orphan_count() >= 1);
+  }
+}
+
+TEST_CASE("recursion: a name nested in itself counts its inclusive time once and every call") {
+  enum { A, B };
+  const std::vector<std::string> names = {"A", "B"};
+  SUBCASE("directly") {
+    // A[0,100] { A[10,60] { B[20,30] } }
+    const auto r = build(names, {{rec(B, 2, 20, 30), rec(A, 1, 10, 60), rec(A, 0, 0, 100)}});
+    const auto& a = row(r, "A");
+    CHECK(a.calls == 2);
+    CHECK(a.host_total_ns == 100);
+    CHECK(a.host_self_ns == 50 + 40);
+    CHECK(a.host.min == 50);
+    CHECK(a.host.max == 100);
+    CHECK(row(r, "B").host_total_ns == 10);
+    REQUIRE(r.tree().size() == 3);
+    CHECK(r.tree()[1].name == "A");
+    CHECK(r.tree()[1].depth == 1);
+    CHECK(r.tree()[0].host_total_ns == 100);
+    CHECK(r.tree()[1].host_total_ns == 50);
+  }
+  SUBCASE("through another name") {
+    // A[0,100] { B[10,90] { A[20,80] } }
+    const auto r = build(names, {{rec(A, 2, 20, 80), rec(B, 1, 10, 90), rec(A, 0, 0, 100)}});
+    CHECK(row(r, "A").calls == 2);
+    CHECK(row(r, "A").host_total_ns == 100);
+    CHECK(row(r, "A").host_self_ns == 20 + 60);
+    CHECK(row(r, "B").host_total_ns == 80);
+    CHECK(row(r, "B").host_self_ns == 20);
+  }
+  SUBCASE("siblings of the same name all count") {
+    const auto r = build(names, {{rec(A, 1, 10, 20), rec(A, 1, 30, 50), rec(B, 0, 0, 100), rec(A, 0, 200, 210)}});
+    CHECK(row(r, "A").calls == 3);
+    CHECK(row(r, "A").host_total_ns == 10 + 20 + 10);
+  }
+  SUBCASE("the same name on two threads") {
+    const auto r = build(names, {{rec(A, 1, 10, 20), rec(A, 0, 0, 100)}, {rec(A, 0, 0, 50)}});
+    CHECK(row(r, "A").calls == 3);
+    CHECK(row(r, "A").host_total_ns == 150);
+  }
+  SUBCASE("device spans of a name nested in itself count once") {
+    const auto r = build(names, {{dev(rec(A, 1, 10, 60), 0, 1, 1100, 1300), dev(rec(A, 0, 0, 100), 0, 1, 1000, 1500)}});
+    CHECK(row(r, "A").device_calls == 2);
+    CHECK(row(r, "A").device_total_ns == 500);
+    CHECK(row(r, "A").device_self_ns == 300 + 200);
+  }
+}
+
+TEST_CASE("device self time is the span minus the union of the child spans on the same device and stream") {
+  enum { P, C1, C2, C3, C4, C5, C6, G };
+  const std::vector<std::string> names = {"P", "C1", "C2", "C3", "C4", "C5", "C6", "G"};
+  // P: device 0, stream 1, [1000, 2000]. Children on stream 1 overlap ([1100,1400] and [1300,1600]) and one
+  // runs past P's end ([1900,2100] counts up to 2000); children on another stream or device do not count.
+  const std::vector<raw_instance> post = {
+      dev(rec(G, 2, 120, 150), 0, 1, 1150, 1950),  // grandchild: charged to C1 only
+      dev(rec(C1, 1, 100, 200), 0, 1, 1100, 1400),
+      dev(rec(C2, 1, 300, 400), 0, 1, 1300, 1600),
+      dev(rec(C3, 1, 500, 600), 0, 2, 1000, 1900),  // other stream
+      dev(rec(C4, 1, 700, 800), 0, 1, 1900, 2100),
+      dev(rec(C5, 1, 850, 900), 1, 1, 1700, 1800),  // other device, same stream handle
+      with_status(rec(C6, 1, 920, 950), device_status::captured),
+      dev(rec(P, 0, 0, 1000), 0, 1, 1000, 2000),
+  };
+  const auto r = build(names, {post});
+  REQUIRE(r.instances().size() == 8);
+  const auto self = [&](const std::string& n) {
+    for (const auto& s : r.instances())
+      if (r.sites()[s.site].name == n) return s.device_self_ns;
+    FAIL("no instance " << n);
+    return std::int64_t{-1};
+  };
+  CHECK(self("P") == 1000 - (500 + 100));
+  CHECK(self("C1") == 300 - 250);
+  CHECK(self("C2") == 300);
+  CHECK(self("C3") == 900);
+  CHECK(self("C4") == 200);
+  CHECK(self("G") == 800);
+  CHECK(row(r, "P").device_calls == 1);
+  CHECK(row(r, "P").device_total_ns == 1000);
+  CHECK(row(r, "P").device_self_ns == 400);
+  CHECK(row(r, "C6").device_calls == 0);
+  CHECK(row(r, "C6").device_captured == 1);
+  // Host self is unaffected by device spans.
+  CHECK(row(r, "P").host_self_ns == 1000 - (100 + 100 + 100 + 100 + 50 + 30));
+  const std::string problem = sptest::check_all_outputs(r);
+  CHECK_MESSAGE(problem.empty(), problem);
+}
+
+TEST_CASE("device time that could not be measured shows as n/a with its reason in the table, CSV and JSON") {
+  enum { graph, broken, mixed, plain };
+  const std::vector<std::string> names = {"graph", "broken", "mixed", "plain"};
+  const auto r = build(names, {{with_status(rec(graph, 0, 0, 10), device_status::captured),
+                                with_status(rec(graph, 0, 20, 30), device_status::captured),
+                                with_status(rec(broken, 0, 40, 50), device_status::invalid),
+                                dev(rec(mixed, 0, 60, 70), 0, 0, 60, 75),
+                                with_status(rec(mixed, 0, 80, 90), device_status::captured), rec(plain, 0, 100, 110)}});
+  CHECK(row(r, "graph").device_captured == 2);
+  CHECK(row(r, "broken").device_invalid == 1);
+  CHECK(row(r, "mixed").device_calls == 1);
+  CHECK(row(r, "mixed").device_captured == 1);
+
+  CHECK(flat_table_line(r, "graph").find("n/a (captured)") != std::string::npos);
+  CHECK(flat_table_line(r, "broken").find("n/a (CUDA error)") != std::string::npos);
+  CHECK(flat_table_line(r, "plain").find("n/a (") == std::string::npos);
+  CHECK(flat_table_line(r, "mixed").find("n/a (") == std::string::npos);
+
+  sptest::csv_rows rows;
+  CHECK(csv_cell(rows, csv_flat_row(r, "graph", rows), "device_status") == "n/a (captured)");
+  CHECK(csv_cell(rows, csv_flat_row(r, "broken", rows), "device_status") == "n/a (CUDA error)");
+  CHECK(csv_cell(rows, csv_flat_row(r, "plain", rows), "device_status") == "n/a");
+  CHECK(csv_cell(rows, csv_flat_row(r, "mixed", rows), "device_status") == "ok");
+  CHECK(csv_cell(rows, csv_flat_row(r, "graph", rows), "device_total_us").empty());
+  CHECK(csv_cell(rows, csv_flat_row(r, "mixed", rows), "device_total_us") == "0.015");
+
+  sptest::json doc;
+  std::string err;
+  REQUIRE_MESSAGE(sptest::parse_json(r.json(), doc, err), err);
+  CHECK(json_flat_row(doc, "graph").find("device_status")->text == "n/a (captured)");
+  CHECK(json_flat_row(doc, "broken").find("device_status")->text == "n/a (CUDA error)");
+  CHECK(json_flat_row(doc, "graph").find("device")->is(sptest::json::type::null));
+  CHECK(json_flat_row(doc, "mixed").find("device")->find("captured")->text == "1");
+}
+
+TEST_CASE("a name with both captured and failed device timings shows the same reason in every output") {
+  const auto r = build({"both"}, {{with_status(rec(0, 0, 0, 10), device_status::captured),
+                                   with_status(rec(0, 0, 20, 30), device_status::invalid)}});
+  const std::string table_line = flat_table_line(r, "both");
+  sptest::csv_rows rows;
+  const std::string csv_status = csv_cell(rows, csv_flat_row(r, "both", rows), "device_status");
+  sptest::json doc;
+  std::string err;
+  REQUIRE_MESSAGE(sptest::parse_json(r.json(), doc, err), err);
+  const std::string json_status = json_flat_row(doc, "both").find("device_status")->text;
+  CHECK(csv_status == json_status);
+  CHECK_MESSAGE(table_line.find(csv_status) != std::string::npos,
+                "the table says '" << table_line << "' but CSV and JSON say '" << csv_status << "'");
+}
+
+TEST_CASE("Time % of the flat rows adds up to 100") {
+  enum { A, B, C, D };
+  const auto r = build({"A", "B", "C", "D"},
+                       {{rec(B, 1, 10, 40), rec(C, 1, 40, 47), rec(A, 0, 0, 100), rec(D, 0, 100, 103)},
+                        {rec(A, 1, 5, 6), rec(D, 0, 0, 333)}});
+  double sum = 0;
+  std::int64_t all_self = 0;
+  for (const auto& f : r.flat()) all_self += f.host_self_ns;
+  for (const auto& f : r.flat()) {
+    sum += f.host_time_pct;
+    CHECK(f.host_time_pct == doctest::Approx(100.0 * static_cast<double>(f.host_self_ns) / static_cast<double>(all_self)));
+  }
+  CHECK(sum == doctest::Approx(100.0).epsilon(1e-12));
+  // Rows come heaviest self time first.
+  for (std::size_t i = 1; i < r.flat().size(); ++i) CHECK(r.flat()[i - 1].host_self_ns >= r.flat()[i].host_self_ns);
+  // The CSV column (3 decimals) adds up too.
+  sptest::csv_rows rows;
+  std::string err;
+  REQUIRE_MESSAGE(sptest::parse_csv(r.csv(), rows, err), err);
+  const int pct = sptest::csv_column(rows, "host_time_pct");
+  double csv_sum = 0;
+  for (const auto& cells : rows)
+    if (cells[0] == "flat") csv_sum += std::stod(cells.at(static_cast<std::size_t>(pct)));
+  CHECK(csv_sum == doctest::Approx(100.0).epsilon(0.0001));
+}
+
+TEST_CASE("duration stats: avg, median, min, max and population stddev") {
+  using scopeprof::duration_stats;
+  SUBCASE("even count") {
+    const auto s = duration_stats::of({40, 10, 30, 20});
+    CHECK(s.count == 4);
+    CHECK(s.sum == 100);
+    CHECK(s.min == 10);
+    CHECK(s.max == 40);
+    CHECK(s.mean == doctest::Approx(25.0));
+    CHECK(s.median == doctest::Approx(25.0));
+    CHECK(s.stddev == doctest::Approx(std::sqrt(125.0)));
+  }
+  SUBCASE("odd count") {
+    const auto s = duration_stats::of({5, 1, 3});
+    CHECK(s.median == doctest::Approx(3.0));
+    CHECK(s.mean == doctest::Approx(3.0));
+    CHECK(s.stddev == doctest::Approx(std::sqrt(8.0 / 3.0)));
+  }
+  SUBCASE("one value and none") {
+    const auto one = duration_stats::of({7});
+    CHECK(one.median == 7);
+    CHECK(one.stddev == 0);
+    const auto none = duration_stats::of({});
+    CHECK(none.count == 0);
+    CHECK(none.mean == 0);
+    CHECK(none.max == 0);
+  }
+  SUBCASE("large values keep their precision") {
+    const std::int64_t big = 4'000'000'000'000'000'000;  // ~46 days in ns, times 1000
+    const auto s = duration_stats::of({big, big + 2});
+    CHECK(s.min == big);
+    CHECK(s.max == big + 2);
+    CHECK(s.sum == 2 * big + 2);
+  }
+  SUBCASE("in the report and its outputs") {
+    const auto r = build({"s"}, {{rec(0, 0, 0, 10), rec(0, 0, 100, 120), rec(0, 0, 200, 230), rec(0, 0, 300, 340)}});
+    const auto& f = row(r, "s");
+    CHECK(f.host.mean == doctest::Approx(25.0));
+    CHECK(f.host.median == doctest::Approx(25.0));
+    CHECK(f.host.stddev == doctest::Approx(std::sqrt(125.0)));
+    sptest::csv_rows rows;
+    const auto cells = csv_flat_row(r, "s", rows);
+    CHECK(csv_cell(rows, cells, "host_avg_us") == "0.025");
+    CHECK(csv_cell(rows, cells, "host_med_us") == "0.025");
+    CHECK(csv_cell(rows, cells, "host_min_us") == "0.010");
+    CHECK(csv_cell(rows, cells, "host_max_us") == "0.040");
+    CHECK(csv_cell(rows, cells, "host_stddev_us") == "0.011");
+    CHECK(csv_cell(rows, cells, "host_total_us") == "0.100");
+    sptest::json doc;
+    std::string err;
+    REQUIRE_MESSAGE(sptest::parse_json(r.json(), doc, err), err);
+    const sptest::json* host = json_flat_row(doc, "s").find("host");
+    CHECK(host->find("avg")->number() == doctest::Approx(25.0));
+    CHECK(host->find("median")->number() == doctest::Approx(25.0));
+    CHECK(host->find("min")->text == "10");
+    CHECK(host->find("max")->text == "40");
+    CHECK(host->find("stddev")->number() == doctest::Approx(11.2));
+  }
+}

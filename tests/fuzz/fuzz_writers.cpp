@@ -1,0 +1,187 @@
+// Fuzz target for the report writers. The input bytes become a few scope names and a small program that
+// opens, closes and drops scopes on a few threads; the resulting snapshot goes through report::from_raw
+// and all four writers, whose outputs must parse strictly, agree with the report and be valid UTF-8.
+// Any failure prints the reason and aborts.
+//
+// Input layout:
+//   byte 0          bits 0-2: names - 1 (1..8), bits 3-4: threads - 1 (1..4)
+//   then per name   one length byte L, then L bytes of name (cut short at the end of the input)
+//   then ops        one byte each (at most 4096):
+//     xxx sss 00    open a scope of name sss % names; xxx: 0-3 no device time, 4/5 device span on stream
+//                   1/2, 6 captured, 7 CUDA error
+//     ...... 01     close the innermost open scope (recorded, or dropped if marked)
+//     kkkkkk 10     advance the clock by (k + 1)^2 ns
+//     tttt 00 11    switch to thread t % threads
+//     .... 01 11    mark the innermost open scope as dropped (its parent record goes missing)
+//     iiii 10 11    name the current thread after name i % names
+//     kkkk 11 11    advance the clock by (k + 1) seconds
+//   Scopes still open at the end are in flight.
+#include "output_check.hpp"
+
+#include <scopeprof/report.hpp>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct open_scope {
+  std::uint32_t site;
+  std::uint32_t device_kind;
+  std::int64_t begin;
+  bool dropped;
+};
+
+[[noreturn]] void fail(const std::string& why) {
+  std::fprintf(stderr, "fuzz_writers: %s\n", why.c_str());
+  std::abort();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using scopeprof::device_status;
+  if (size == 0) return 0;
+  std::size_t pos = 0;
+  const unsigned header = data[pos++];
+  const std::size_t name_count = 1 + (header & 7u);
+  const std::size_t thread_count = 1 + ((header >> 3) & 3u);
+
+  scopeprof::detail::raw_snapshot snap;
+  for (std::size_t i = 0; i < name_count; ++i) {
+    std::size_t len = pos < size ? data[pos++] : 0;
+    if (len > size - pos) len = size - pos;
+    snap.sites.push_back({std::string(reinterpret_cast<const char*>(data + pos), len), "fuzz.cpp", "fuzz", 1});
+    pos += len;
+  }
+  snap.origin_ns = 1'000'000'000;
+  snap.sources.host = "fuzz \"host\", clock";
+  snap.sources.device = "fuzz\ndevice";
+  snap.threads.resize(thread_count);
+  std::vector<std::vector<open_scope>> stacks(thread_count);
+  std::vector<std::uint64_t> dropped(thread_count, 0);
+  for (std::size_t t = 0; t < thread_count; ++t) {
+    snap.threads[t].desc.index = static_cast<std::uint32_t>(t);
+    snap.threads[t].desc.os_id = 1000 + t;
+  }
+
+  std::int64_t now = snap.origin_ns + 5;
+  std::size_t cur = 0;
+  const std::size_t end = pos + 4096 < size ? pos + 4096 : size;
+  for (; pos < end; ++pos) {
+    const unsigned b = data[pos];
+    auto& stack = stacks[cur];
+    switch (b & 3u) {
+      case 0:
+        stack.push_back({static_cast<std::uint32_t>(((b >> 2) & 7u) % name_count), b >> 5, now, false});
+        break;
+      case 1: {
+        if (stack.empty()) break;
+        const open_scope s = stack.back();
+        stack.pop_back();
+        if (s.dropped) {
+          ++dropped[cur];
+          break;
+        }
+        scopeprof::detail::raw_instance x;
+        x.site = s.site;
+        x.depth = static_cast<std::uint32_t>(stack.size());
+        x.host_begin_ns = s.begin;
+        x.host_end_ns = now;
+        if (s.device_kind == 4 || s.device_kind == 5) {
+          x.device = device_status::ok;
+          x.device_id = 0;
+          x.stream = s.device_kind == 4 ? 0 : 0x7f00;
+          x.device_begin_ns = s.begin + static_cast<std::int64_t>(b % 7);
+          x.device_end_ns = now + static_cast<std::int64_t>(b % 13) * 100;
+        } else if (s.device_kind == 6) {
+          x.device = device_status::captured;
+        } else if (s.device_kind == 7) {
+          x.device = device_status::invalid;
+        }
+        snap.threads[cur].records.push_back(x);
+        break;
+      }
+      case 2: {
+        const std::int64_t k = static_cast<std::int64_t>(b >> 2) + 1;
+        now += k * k;
+        break;
+      }
+      default:
+        switch ((b >> 2) & 3u) {
+          case 0: cur = (b >> 4) % thread_count; break;
+          case 1:
+            if (!stack.empty()) stack.back().dropped = true;
+            break;
+          case 2: snap.threads[cur].desc.name = snap.sites[(b >> 4) % name_count].name; break;
+          default: now += static_cast<std::int64_t>((b >> 4) + 1) * 1'000'000'000; break;
+        }
+    }
+  }
+
+  std::uint64_t total_records = 0;
+  for (std::size_t t = 0; t < thread_count; ++t) {
+    auto& c = snap.threads[t].desc.counts;
+    c.recorded = snap.threads[t].records.size();
+    c.dropped = dropped[t];
+    c.in_flight = stacks[t].size();
+    c.entered = c.recorded + c.dropped + c.in_flight;
+    snap.counts.entered += c.entered;
+    snap.counts.recorded += c.recorded;
+    snap.counts.dropped += c.dropped;
+    snap.counts.in_flight += c.in_flight;
+    total_records += c.recorded;
+  }
+  if (snap.counts.dropped) snap.warnings = "  warning: " + std::to_string(snap.counts.dropped) + " dropped\n";
+  const scopeprof::scope_counts expected = snap.counts;
+
+  const scopeprof::report r = scopeprof::report::from_raw(std::move(snap));
+  if (r.instances().size() != total_records) fail("instances lost or invented");
+  if (r.counts().entered != expected.entered || r.counts().dropped != expected.dropped) fail("counts changed");
+  std::uint64_t calls = 0;
+  for (const auto& f : r.flat()) calls += f.calls;
+  if (calls != total_records) fail("flat calls do not add up to the instances");
+  const std::string problem = sptest::check_all_outputs(r);
+  if (!problem.empty()) fail(problem);
+  return 0;
+}
+
+#if defined(SCOPEPROF_FUZZ_REPLAY_MAIN)
+// Replay: feed every file named on the command line (directories: every file inside) to the target.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+int main(int argc, char** argv) {
+  std::vector<std::filesystem::path> files;
+  for (int i = 1; i < argc; ++i) {
+    const std::filesystem::path p(argv[i]);
+    if (std::filesystem::is_directory(p)) {
+      for (const auto& e : std::filesystem::directory_iterator(p))
+        if (e.is_regular_file()) files.push_back(e.path());
+    } else {
+      files.push_back(p);
+    }
+  }
+  std::sort(files.begin(), files.end());
+  if (files.empty()) {
+    std::fprintf(stderr, "fuzz_writers_replay: no input files\n");
+    return 1;
+  }
+  for (const auto& f : files) {
+    std::ifstream in(f, std::ios::binary);
+    if (!in) {
+      std::fprintf(stderr, "fuzz_writers_replay: cannot read %s\n", f.string().c_str());
+      return 1;
+    }
+    const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    LLVMFuzzerTestOneInput(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
+  }
+  std::printf("fuzz_writers_replay: %zu inputs passed\n", files.size());
+  return 0;
+}
+#endif

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Install the Debian/Ubuntu packages that scopeprof's build and tests need, if any is missing.
+#
+#   tools/install-deps.sh            cmake, make, g++, python3, doctest-dev, libbenchmark-dev
+#   tools/install-deps.sh --fuzz     also clang and libclang-rt-14-dev (libFuzzer, clang sanitizers)
+#
+# Idempotent: prints nothing and changes nothing when every package is installed. Needs root (or sudo)
+# only when something is missing. Never installs CUDA: the build uses the toolkit when it is there.
+set -euo pipefail
+
+usage() { sed -n '2,8s/^# \{0,1\}//p' "$0"; }
+
+packages=(cmake make g++ python3 doctest-dev libbenchmark-dev)
+for arg in "$@"; do
+  case "$arg" in
+    --fuzz) packages+=(clang libclang-rt-14-dev) ;;
+    -h | --help) usage; exit 0 ;;
+    *) echo "install-deps.sh: unknown argument '$arg'" >&2; usage >&2; exit 2 ;;
+  esac
+done
+
+if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
+  # Not Debian-like: say what is needed; fail only if the basic tools are absent.
+  missing_tools=()
+  for t in cmake c++ python3; do command -v "$t" >/dev/null 2>&1 || missing_tools+=("$t"); done
+  if ((${#missing_tools[@]})); then
+    echo "install-deps.sh: no apt-get here; install these yourself: ${packages[*]} (missing now: ${missing_tools[*]})" >&2
+    exit 1
+  fi
+  exit 0
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$p")
+done
+((${#missing[@]})) || exit 0
+
+as_root=()
+if [[ $(id -u) -ne 0 ]]; then
+  if command -v sudo >/dev/null 2>&1; then
+    as_root=(sudo)
+  else
+    echo "install-deps.sh: missing packages ${missing[*]}; run as root (no sudo here)" >&2
+    exit 1
+  fi
+fi
+
+echo "install-deps.sh: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${as_root[@]}" apt-get update -qq
+"${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
