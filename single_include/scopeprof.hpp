@@ -2897,18 +2897,21 @@ class scope {
 #if SCOPEPROF_ENABLED
   /// Default stream (legacy, or per-thread when the program is built for it).
   SCOPEPROF_ALWAYS_INLINE explicit scope(call_site& site, stream_handle stream = nullptr) noexcept {
+    const std::uint8_t state = detail::g_state.load(std::memory_order_acquire);
+    if (state == detail::state_off) return;  // runtime-disabled: one load and one branch
     detail::site_info* info = site.info.load(std::memory_order_acquire);
-    if (SCOPEPROF_LIKELY(detail::g_state.load(std::memory_order_acquire) == detail::state_on && info != nullptr))
+    if (SCOPEPROF_LIKELY(state == detail::state_on && info != nullptr))
       enter(info, stream);
     else
       enter_cold(site, nullptr, stream);
   }
 
   SCOPEPROF_ALWAYS_INLINE scope(call_site& site, std::string_view name, stream_handle stream = nullptr) noexcept {
-    if (SCOPEPROF_LIKELY(detail::g_state.load(std::memory_order_acquire) == detail::state_on)) {
+    const std::uint8_t state = detail::g_state.load(std::memory_order_acquire);
+    if (SCOPEPROF_LIKELY(state == detail::state_on)) {
       detail::site_info* info = detail::lookup_dynamic_site(site, name);
       if (info != nullptr) enter(info, stream);
-    } else {
+    } else if (state != detail::state_off) {
       enter_cold(site, &name, stream);
     }
   }
