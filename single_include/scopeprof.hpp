@@ -355,6 +355,15 @@ struct flat_row {
   std::uint64_t device_invalid = 0;
 };
 
+/// @brief What the device columns of a row say when there is no valid device time (or "ok").
+/// A CUDA error outranks a capture: it says the evidence itself is broken.
+inline const char* device_status_text(std::uint64_t device_calls, std::uint64_t captured, std::uint64_t invalid) noexcept {
+  if (device_calls) return "ok";
+  if (invalid) return "n/a (CUDA error)";
+  if (captured) return "n/a (captured)";
+  return "n/a";
+}
+
 /// @brief One row of the tree table: every instance reached by the same path of names.
 struct tree_row {
   std::string name;
@@ -798,8 +807,10 @@ inline std::string to_valid_utf8(std::string_view s) {
 /// Cut s to at most max_bytes without splitting a UTF-8 sequence.
 inline std::string_view utf8_prefix(std::string_view s, std::size_t max_bytes) noexcept {
   if (s.size() <= max_bytes) return s;
+  // Step back over at most three continuation bytes: a longer run is not one sequence, so cut anywhere.
   std::size_t end = max_bytes;
-  while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0u) == 0x80u) --end;
+  for (int k = 0; k < 3 && end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0u) == 0x80u; ++k) --end;
+  if (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0u) == 0x80u) end = max_bytes;
   return s.substr(0, end);
 }
 
@@ -852,8 +863,17 @@ inline std::string display_name(std::string_view s) {
   const std::string valid = to_valid_utf8(s);
   std::string out;
   out.reserve(valid.size());
-  for (const char ch : valid) {
+  for (std::size_t i = 0; i < valid.size(); ++i) {
+    const char ch = valid[i];
     const auto c = static_cast<unsigned char>(ch);
+    // C1 controls (U+0080..U+009F, UTF-8 C2 80..C2 9F) also steer terminals: show them escaped.
+    if (c == 0xC2 && i + 1 < valid.size() && static_cast<unsigned char>(valid[i + 1]) <= 0x9F) {
+      char buf[12];
+      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned char>(valid[i + 1]));
+      out += buf;
+      ++i;
+      continue;
+    }
     if (c == '\n') out += "\\n";
     else if (c == '\t') out += "\\t";
     else if (c == '\r') out += "\\r";
@@ -1000,9 +1020,8 @@ inline void report::print(std::ostream& out) const {
                   {true, false, false, false, false, false, false, false, false, false, false, false, false, false, false},
                   {}};
   for (const auto& f : flat_) {
-    std::string dev_span = na_or_duration(f.device_calls, static_cast<double>(f.device_total_ns));
-    if (f.device_calls == 0 && f.device_captured) dev_span = "n/a (captured)";
-    if (f.device_calls == 0 && f.device_invalid) dev_span = "n/a (CUDA error)";
+    const std::string dev_span = f.device_calls ? format_duration_ns(static_cast<double>(f.device_total_ns))
+                                                : device_status_text(0, f.device_captured, f.device_invalid);
     flat.rows.push_back({display_name(f.name), std::to_string(f.calls),
                          format_duration_ns(static_cast<double>(f.host_total_ns)),
                          format_duration_ns(static_cast<double>(f.host_self_ns)), format_duration_ns(f.host.mean),
@@ -1126,7 +1145,7 @@ inline std::string report::csv() const {
              ",ok";
     } else {
       out += ",,,,,,,,";
-      out += f.device_captured ? "n/a (captured)" : f.device_invalid ? "n/a (CUDA error)" : "n/a";
+      out += device_status_text(0, f.device_captured, f.device_invalid);
     }
     out += "\r\n";
   }
@@ -1241,7 +1260,7 @@ inline std::string report::json() const {
       out += "null";
     }
     out += ",\"device_status\":";
-    append_json_string(out, f.device_calls ? "ok" : f.device_captured ? "n/a (captured)" : f.device_invalid ? "n/a (CUDA error)" : "n/a");
+    append_json_string(out, device_status_text(f.device_calls, f.device_captured, f.device_invalid));
     out += '}';
   }
   out += "],\"tree\":[";
@@ -1328,7 +1347,8 @@ inline std::string report::chrome_trace() const {
   std::uint64_t flow_id = 0;
   for (const auto& s : instances_) {
     const std::string& name = s.site < sites_.size() ? sites_[s.site].name : std::string();
-    const std::string tid = std::to_string(s.thread + 1);
+    // Tracks are named by thread_desc::index, so events use it too (not the position in threads()).
+    const std::string tid = std::to_string((s.thread < threads_.size() ? threads_[s.thread].index : s.thread) + 1);
     out += ",\n{\"ph\":\"X\",\"cat\":\"scope\",\"name\":";
     append_json_string(out, name);
     out += ",\"pid\":1,\"tid\":" + tid + ",\"ts\":" + format_ns_as_us(s.host_begin_ns - origin_ns_) +
@@ -1582,7 +1602,8 @@ struct thread_buffer {
   // Written by the owner thread only (relaxed load + release store), read by collect().
   std::atomic<std::uint64_t> recorded{0};  // records written since the thread started
   std::atomic<std::uint64_t> dropped{0};   // scopes that ended but could not be stored
-  std::atomic<std::uint32_t> depth{0};     // scopes open right now
+  std::atomic<std::uint64_t> entered{0};   // scopes begun since the thread started
+  std::atomic<std::uint32_t> depth{0};     // scopes open right now (owner-only in practice: the record's depth)
   // Owner-only.
   record* cursor = nullptr;
   record* limit = nullptr;
@@ -1596,6 +1617,7 @@ struct thread_buffer {
   std::vector<chunk*> chunks;        // in record order; chunk::first says where each starts
   std::uint64_t recorded_floor = 0;  // records before this index were discarded by reset()
   std::uint64_t dropped_floor = 0;
+  std::uint64_t entered_floor = 0;
   std::vector<device_chunk*> device_chunks;
   std::uint64_t device_floor = 0;  // device records before this index were discarded by reset()
   std::string name;
@@ -2458,13 +2480,16 @@ inline std::string lower(std::string s) {
   return s;
 }
 
+/// Warnings quote the value with control characters escaped, so a value cannot forge lines.
+inline std::string quoted(const std::string& value) { return "'" + display_name(value) + "'"; }
+
 /// Parse a 0/1 style switch; a malformed value gives one warning and the default.
 inline bool parse_switch(const char* name, const std::string& value, bool fallback) {
   const std::string v = lower(value);
   if (v.empty()) return fallback;
   if (v == "0" || v == "off" || v == "false" || v == "no") return false;
   if (v == "1" || v == "on" || v == "true" || v == "yes") return true;
-  warn(std::string(name) + "='" + value + "' is not one of 0, 1, on, off, true, false; using " + (fallback ? "1" : "0"));
+  warn(std::string(name) + "=" + quoted(value) + " is not one of 0, 1, on, off, true, false; using " + (fallback ? "1" : "0"));
   return fallback;
 }
 
@@ -2474,8 +2499,9 @@ inline std::uint64_t parse_count(const char* name, const std::string& value, std
   std::uint64_t v = 0;
   std::size_t i = 0;
   for (; i < value.size() && value[i] >= '0' && value[i] <= '9'; ++i) {
-    if (v > (UINT64_MAX - 9) / 10) { i = 0; break; }
-    v = v * 10 + static_cast<std::uint64_t>(value[i] - '0');
+    const auto digit = static_cast<std::uint64_t>(value[i] - '0');
+    if (v > (UINT64_MAX - digit) / 10) { i = 0; break; }
+    v = v * 10 + digit;
   }
   std::uint64_t mult = 1;
   if (i > 0 && i + 1 == value.size()) {
@@ -2484,7 +2510,7 @@ inline std::uint64_t parse_count(const char* name, const std::string& value, std
     if (mult) ++i;
   }
   if (i == 0 || i != value.size() || v == 0 || mult == 0 || v > UINT64_MAX / mult) {
-    warn(std::string(name) + "='" + value + "' is not a positive whole number; using " + std::to_string(fallback));
+    warn(std::string(name) + "=" + quoted(value) + " is not a positive whole number; using " + std::to_string(fallback));
     return fallback;
   }
   return v * mult;
@@ -2499,11 +2525,11 @@ inline clock_kind parse_clock(const std::string& value) {
   else if (v == "tsc") asked = clock_kind::tsc;
   else if (v == "cntvct") asked = clock_kind::cntvct;
   else {
-    warn("SCOPEPROF_CLOCK='" + value + "' is not one of auto, tsc, steady, cntvct; using " + to_string(best));
+    warn("SCOPEPROF_CLOCK=" + quoted(value) + " is not one of auto, tsc, steady, cntvct; using " + to_string(best));
     return best;
   }
   if (!clock_kind_available(asked)) {
-    warn(std::string("SCOPEPROF_CLOCK=") + value + ": " + to_string(asked) + " is not available on this machine; using " +
+    warn(std::string("SCOPEPROF_CLOCK=") + quoted(value) + ": " + to_string(asked) + " is not available on this machine; using " +
          to_string(best));
     return best;
   }
@@ -2548,22 +2574,17 @@ inline void initialise() noexcept {
   }
 }
 
-/// Read one thread's counters as one consistent set. The owner raises `recorded`/`dropped` before it
-/// lowers `depth`; if neither changed across the read of `depth`, the three belong together.
+/// Read one thread's counters as one consistent set, without stopping the owner. `recorded` and
+/// `dropped` are read first (acquire): every scope they count was entered before, so the `entered` read
+/// afterwards includes it, and in_flight = entered - recorded - dropped is never negative.
 struct thread_counters {
-  std::uint64_t recorded, dropped;
-  std::uint32_t depth;
+  std::uint64_t entered, recorded, dropped;
 };
 inline thread_counters read_counters(const thread_buffer& b) noexcept {
-  for (unsigned attempt = 0;; ++attempt) {
-    const std::uint64_t r1 = b.recorded.load(std::memory_order_acquire);
-    const std::uint64_t x1 = b.dropped.load(std::memory_order_acquire);
-    const std::uint32_t d = b.depth.load(std::memory_order_acquire);
-    const std::uint64_t r2 = b.recorded.load(std::memory_order_acquire);
-    const std::uint64_t x2 = b.dropped.load(std::memory_order_acquire);
-    if (r1 == r2 && x1 == x2) return {r1, x1, d};
-    if (attempt > 64) std::this_thread::yield();
-  }
+  const std::uint64_t recorded = b.recorded.load(std::memory_order_acquire);
+  const std::uint64_t dropped = b.dropped.load(std::memory_order_acquire);
+  const std::uint64_t entered = b.entered.load(std::memory_order_acquire);
+  return {entered, recorded, dropped};
 }
 
 }  // namespace detail
@@ -2699,8 +2720,8 @@ inline report collect() noexcept {
         t.desc.name = b->name;
         t.desc.counts.recorded = c.recorded - b->recorded_floor;
         t.desc.counts.dropped = c.dropped - b->dropped_floor;
-        t.desc.counts.in_flight = c.depth;
-        t.desc.counts.entered = t.desc.counts.recorded + t.desc.counts.dropped + t.desc.counts.in_flight;
+        t.desc.counts.entered = c.entered - b->entered_floor;
+        t.desc.counts.in_flight = t.desc.counts.entered - t.desc.counts.recorded - t.desc.counts.dropped;
         const std::uint64_t from = b->recorded_floor;
         t.records.reserve(static_cast<std::size_t>(c.recorded - from));
         for (const chunk* ch : chunks) {
@@ -2797,9 +2818,10 @@ inline void reset() noexcept {
     std::lock_guard<std::mutex> block(b->mu);
     b->device_floor = device_count;
     {
-      const std::size_t keep = b->exited ? 0 : 1;
       std::size_t n = 0;
-      while (n + keep < b->device_chunks.size() && b->device_chunks[n]->first + device_chunk::capacity <= device_count) ++n;
+      if (b->exited) n = b->device_chunks.size();
+      else
+        while (n + 1 < b->device_chunks.size() && b->device_chunks[n]->first + device_chunk::capacity <= device_count) ++n;
       for (std::size_t i = 0; i < n; ++i) {
         delete b->device_chunks[i];
         r.device_records_held.fetch_sub(device_chunk::capacity, std::memory_order_relaxed);
@@ -2808,10 +2830,13 @@ inline void reset() noexcept {
     }
     b->recorded_floor = c.recorded;
     b->dropped_floor = c.dropped;
-    // Free every chunk that holds only discarded records, except the one the owner is writing to.
-    const std::size_t keep_last = b->exited ? 0 : 1;
+    b->entered_floor = c.recorded + c.dropped;  // scopes open now stay counted as entered
+    // Free every chunk that holds only discarded records, except the one the owner is writing to; an
+    // exited thread writes no more, so all of its chunks go.
     std::size_t n = 0;
-    while (n + keep_last < b->chunks.size() && b->chunks[n]->first + b->chunks[n]->capacity <= c.recorded) ++n;
+    if (b->exited) n = b->chunks.size();
+    else
+      while (n + 1 < b->chunks.size() && b->chunks[n]->first + b->chunks[n]->capacity <= c.recorded) ++n;
     for (std::size_t i = 0; i < n; ++i) return_chunk(r, b->chunks[i]);
     b->chunks.erase(b->chunks.begin(), b->chunks.begin() + static_cast<std::ptrdiff_t>(n));
   }
@@ -2845,7 +2870,10 @@ inline void report_at_exit() noexcept {
     else if (ends_with(target, ".trace.json")) res = rep.write_chrome_trace(target);
     else if (ends_with(target, ".json")) res = rep.write_json(target);
     else res = detail::write_file(target, rep.to_string(), "text report");
-    if (!res) warn("SCOPEPROF_REPORT: " + res.message());
+    if (!res) {
+      const std::string& m = res.message();
+      warn("SCOPEPROF_REPORT: " + (m.rfind("scopeprof: ", 0) == 0 ? m.substr(11) : m));
+    }
   } catch (...) {
     warn("SCOPEPROF_REPORT: the report at exit failed (out of memory)");
   }
@@ -2940,6 +2968,7 @@ class scope {
         return;
       }
     }
+    b->entered.store(b->entered.load(std::memory_order_relaxed) + 1, std::memory_order_release);
     b->depth.store(b->depth.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     buffer_ = b;
     site_id_ = info->id;
@@ -2981,7 +3010,7 @@ class scope {
 #else
     (void)index;
 #endif
-    b->depth.store(depth, std::memory_order_release);
+    b->depth.store(depth, std::memory_order_relaxed);
   }
 
   detail::thread_buffer* buffer_ = nullptr;  // null: this scope records nothing

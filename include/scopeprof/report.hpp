@@ -120,6 +120,15 @@ struct flat_row {
   std::uint64_t device_invalid = 0;
 };
 
+/// @brief What the device columns of a row say when there is no valid device time (or "ok").
+/// A CUDA error outranks a capture: it says the evidence itself is broken.
+inline const char* device_status_text(std::uint64_t device_calls, std::uint64_t captured, std::uint64_t invalid) noexcept {
+  if (device_calls) return "ok";
+  if (invalid) return "n/a (CUDA error)";
+  if (captured) return "n/a (captured)";
+  return "n/a";
+}
+
 /// @brief One row of the tree table: every instance reached by the same path of names.
 struct tree_row {
   std::string name;

@@ -49,13 +49,16 @@ inline std::string lower(std::string s) {
   return s;
 }
 
+/// Warnings quote the value with control characters escaped, so a value cannot forge lines.
+inline std::string quoted(const std::string& value) { return "'" + display_name(value) + "'"; }
+
 /// Parse a 0/1 style switch; a malformed value gives one warning and the default.
 inline bool parse_switch(const char* name, const std::string& value, bool fallback) {
   const std::string v = lower(value);
   if (v.empty()) return fallback;
   if (v == "0" || v == "off" || v == "false" || v == "no") return false;
   if (v == "1" || v == "on" || v == "true" || v == "yes") return true;
-  warn(std::string(name) + "='" + value + "' is not one of 0, 1, on, off, true, false; using " + (fallback ? "1" : "0"));
+  warn(std::string(name) + "=" + quoted(value) + " is not one of 0, 1, on, off, true, false; using " + (fallback ? "1" : "0"));
   return fallback;
 }
 
@@ -65,8 +68,9 @@ inline std::uint64_t parse_count(const char* name, const std::string& value, std
   std::uint64_t v = 0;
   std::size_t i = 0;
   for (; i < value.size() && value[i] >= '0' && value[i] <= '9'; ++i) {
-    if (v > (UINT64_MAX - 9) / 10) { i = 0; break; }
-    v = v * 10 + static_cast<std::uint64_t>(value[i] - '0');
+    const auto digit = static_cast<std::uint64_t>(value[i] - '0');
+    if (v > (UINT64_MAX - digit) / 10) { i = 0; break; }
+    v = v * 10 + digit;
   }
   std::uint64_t mult = 1;
   if (i > 0 && i + 1 == value.size()) {
@@ -75,7 +79,7 @@ inline std::uint64_t parse_count(const char* name, const std::string& value, std
     if (mult) ++i;
   }
   if (i == 0 || i != value.size() || v == 0 || mult == 0 || v > UINT64_MAX / mult) {
-    warn(std::string(name) + "='" + value + "' is not a positive whole number; using " + std::to_string(fallback));
+    warn(std::string(name) + "=" + quoted(value) + " is not a positive whole number; using " + std::to_string(fallback));
     return fallback;
   }
   return v * mult;
@@ -90,11 +94,11 @@ inline clock_kind parse_clock(const std::string& value) {
   else if (v == "tsc") asked = clock_kind::tsc;
   else if (v == "cntvct") asked = clock_kind::cntvct;
   else {
-    warn("SCOPEPROF_CLOCK='" + value + "' is not one of auto, tsc, steady, cntvct; using " + to_string(best));
+    warn("SCOPEPROF_CLOCK=" + quoted(value) + " is not one of auto, tsc, steady, cntvct; using " + to_string(best));
     return best;
   }
   if (!clock_kind_available(asked)) {
-    warn(std::string("SCOPEPROF_CLOCK=") + value + ": " + to_string(asked) + " is not available on this machine; using " +
+    warn(std::string("SCOPEPROF_CLOCK=") + quoted(value) + ": " + to_string(asked) + " is not available on this machine; using " +
          to_string(best));
     return best;
   }
@@ -139,22 +143,17 @@ inline void initialise() noexcept {
   }
 }
 
-/// Read one thread's counters as one consistent set. The owner raises `recorded`/`dropped` before it
-/// lowers `depth`; if neither changed across the read of `depth`, the three belong together.
+/// Read one thread's counters as one consistent set, without stopping the owner. `recorded` and
+/// `dropped` are read first (acquire): every scope they count was entered before, so the `entered` read
+/// afterwards includes it, and in_flight = entered - recorded - dropped is never negative.
 struct thread_counters {
-  std::uint64_t recorded, dropped;
-  std::uint32_t depth;
+  std::uint64_t entered, recorded, dropped;
 };
 inline thread_counters read_counters(const thread_buffer& b) noexcept {
-  for (unsigned attempt = 0;; ++attempt) {
-    const std::uint64_t r1 = b.recorded.load(std::memory_order_acquire);
-    const std::uint64_t x1 = b.dropped.load(std::memory_order_acquire);
-    const std::uint32_t d = b.depth.load(std::memory_order_acquire);
-    const std::uint64_t r2 = b.recorded.load(std::memory_order_acquire);
-    const std::uint64_t x2 = b.dropped.load(std::memory_order_acquire);
-    if (r1 == r2 && x1 == x2) return {r1, x1, d};
-    if (attempt > 64) std::this_thread::yield();
-  }
+  const std::uint64_t recorded = b.recorded.load(std::memory_order_acquire);
+  const std::uint64_t dropped = b.dropped.load(std::memory_order_acquire);
+  const std::uint64_t entered = b.entered.load(std::memory_order_acquire);
+  return {entered, recorded, dropped};
 }
 
 }  // namespace detail
@@ -290,8 +289,8 @@ inline report collect() noexcept {
         t.desc.name = b->name;
         t.desc.counts.recorded = c.recorded - b->recorded_floor;
         t.desc.counts.dropped = c.dropped - b->dropped_floor;
-        t.desc.counts.in_flight = c.depth;
-        t.desc.counts.entered = t.desc.counts.recorded + t.desc.counts.dropped + t.desc.counts.in_flight;
+        t.desc.counts.entered = c.entered - b->entered_floor;
+        t.desc.counts.in_flight = t.desc.counts.entered - t.desc.counts.recorded - t.desc.counts.dropped;
         const std::uint64_t from = b->recorded_floor;
         t.records.reserve(static_cast<std::size_t>(c.recorded - from));
         for (const chunk* ch : chunks) {
@@ -388,9 +387,10 @@ inline void reset() noexcept {
     std::lock_guard<std::mutex> block(b->mu);
     b->device_floor = device_count;
     {
-      const std::size_t keep = b->exited ? 0 : 1;
       std::size_t n = 0;
-      while (n + keep < b->device_chunks.size() && b->device_chunks[n]->first + device_chunk::capacity <= device_count) ++n;
+      if (b->exited) n = b->device_chunks.size();
+      else
+        while (n + 1 < b->device_chunks.size() && b->device_chunks[n]->first + device_chunk::capacity <= device_count) ++n;
       for (std::size_t i = 0; i < n; ++i) {
         delete b->device_chunks[i];
         r.device_records_held.fetch_sub(device_chunk::capacity, std::memory_order_relaxed);
@@ -399,10 +399,13 @@ inline void reset() noexcept {
     }
     b->recorded_floor = c.recorded;
     b->dropped_floor = c.dropped;
-    // Free every chunk that holds only discarded records, except the one the owner is writing to.
-    const std::size_t keep_last = b->exited ? 0 : 1;
+    b->entered_floor = c.recorded + c.dropped;  // scopes open now stay counted as entered
+    // Free every chunk that holds only discarded records, except the one the owner is writing to; an
+    // exited thread writes no more, so all of its chunks go.
     std::size_t n = 0;
-    while (n + keep_last < b->chunks.size() && b->chunks[n]->first + b->chunks[n]->capacity <= c.recorded) ++n;
+    if (b->exited) n = b->chunks.size();
+    else
+      while (n + 1 < b->chunks.size() && b->chunks[n]->first + b->chunks[n]->capacity <= c.recorded) ++n;
     for (std::size_t i = 0; i < n; ++i) return_chunk(r, b->chunks[i]);
     b->chunks.erase(b->chunks.begin(), b->chunks.begin() + static_cast<std::ptrdiff_t>(n));
   }
@@ -436,7 +439,10 @@ inline void report_at_exit() noexcept {
     else if (ends_with(target, ".trace.json")) res = rep.write_chrome_trace(target);
     else if (ends_with(target, ".json")) res = rep.write_json(target);
     else res = detail::write_file(target, rep.to_string(), "text report");
-    if (!res) warn("SCOPEPROF_REPORT: " + res.message());
+    if (!res) {
+      const std::string& m = res.message();
+      warn("SCOPEPROF_REPORT: " + (m.rfind("scopeprof: ", 0) == 0 ? m.substr(11) : m));
+    }
   } catch (...) {
     warn("SCOPEPROF_REPORT: the report at exit failed (out of memory)");
   }

@@ -88,6 +88,7 @@ class scope {
         return;
       }
     }
+    b->entered.store(b->entered.load(std::memory_order_relaxed) + 1, std::memory_order_release);
     b->depth.store(b->depth.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     buffer_ = b;
     site_id_ = info->id;
@@ -129,7 +130,7 @@ class scope {
 #else
     (void)index;
 #endif
-    b->depth.store(depth, std::memory_order_release);
+    b->depth.store(depth, std::memory_order_relaxed);
   }
 
   detail::thread_buffer* buffer_ = nullptr;  // null: this scope records nothing

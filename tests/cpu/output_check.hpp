@@ -5,12 +5,7 @@
 #include "csv_check.hpp"
 #include "json_check.hpp"
 
-#include <scopeprof/detail/text.hpp>
-#include <scopeprof/format/chrome_trace.hpp>
-#include <scopeprof/format/csv.hpp>
-#include <scopeprof/format/json.hpp>
-#include <scopeprof/format/table.hpp>
-#include <scopeprof/report.hpp>
+#include <scopeprof.hpp>  // the umbrella header only: the CPU suite also builds against single_include/
 
 #include <algorithm>
 #include <cstdint>

@@ -192,8 +192,8 @@ TEST_CASE("collect() and reset() racing with running scopes give consistent, wel
   stop = true;
   for (auto& t : threads) t.join();
   CHECK(rounds >= 6);
+  INFO(rounds << " rounds, " << seen << " scopes seen, " << seen_in_flight << " seen in flight");
   CHECK(seen > 0);
-  MESSAGE(rounds << " rounds, " << seen << " scopes seen, " << seen_in_flight << " seen in flight");
 
   const scopeprof::report end = scopeprof::collect();
   check_bookkeeping(end);

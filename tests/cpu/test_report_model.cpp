@@ -331,7 +331,7 @@ TEST_CASE("device time that could not be measured shows as n/a with its reason i
   CHECK(json_flat_row(doc, "mixed").find("device")->find("captured")->text == "1");
 }
 
-TEST_CASE("a name with both captured and failed device timings shows the same reason in every output") {
+TEST_CASE("a name whose device time was both captured and failed shows the same reason in every output") {
   const auto r = build({"both"}, {{with_status(rec(0, 0, 0, 10), device_status::captured),
                                    with_status(rec(0, 0, 20, 30), device_status::invalid)}});
   const std::string table_line = flat_table_line(r, "both");

@@ -6,6 +6,8 @@
 
 #include <doctest/doctest.h>
 
+#include "timing_check.hpp"
+
 #include <chrono>
 #include <string>
 #include <thread>
@@ -84,11 +86,6 @@ scopeprof::detail::raw_instance raw(std::uint32_t site, std::uint32_t depth, std
   return x;
 }
 
-void spin_for(std::chrono::milliseconds ms) {
-  const auto end = std::chrono::steady_clock::now() + ms;
-  while (std::chrono::steady_clock::now() < end) {
-  }
-}
 
 }  // namespace
 
@@ -344,16 +341,11 @@ TEST_CASE("the Chrome trace names the track of every thread even when thread ind
 }
 
 TEST_CASE("timing: a 30 ms parent with a 20 ms child has 10 ms of self time in CSV, JSON and trace") {
-  scopeprof::reset();
-  {
-    PROF_SCOPE("parent");
-    spin_for(std::chrono::milliseconds(10));
-    {
-      PROF_SCOPE("child");
-      spin_for(std::chrono::milliseconds(20));
-    }
-  }
-  const auto r = scopeprof::collect();
+  const sptest::parent_child_run run = sptest::run_parent_child();
+  CAPTURE(run.attempts);
+  CAPTURE(run.parent_total_ns);
+  CAPTURE(run.child_total_ns);
+  const auto& r = run.report;
   check_outputs(r);
   std::string err;
 

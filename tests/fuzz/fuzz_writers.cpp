@@ -18,8 +18,6 @@
 //   Scopes still open at the end are in flight.
 #include "output_check.hpp"
 
-#include <scopeprof/report.hpp>
-
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -96,7 +94,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
           x.device_id = 0;
           x.stream = s.device_kind == 4 ? 0 : 0x7f00;
           x.device_begin_ns = s.begin + static_cast<std::int64_t>(b % 7);
-          x.device_end_ns = now + static_cast<std::int64_t>(b % 13) * 100;
+          x.device_end_ns = x.device_begin_ns + (now - s.begin) + static_cast<std::int64_t>(b % 13) * 100;
         } else if (s.device_kind == 6) {
           x.device = device_status::captured;
         } else if (s.device_kind == 7) {

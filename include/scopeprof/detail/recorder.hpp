@@ -128,7 +128,8 @@ struct thread_buffer {
   // Written by the owner thread only (relaxed load + release store), read by collect().
   std::atomic<std::uint64_t> recorded{0};  // records written since the thread started
   std::atomic<std::uint64_t> dropped{0};   // scopes that ended but could not be stored
-  std::atomic<std::uint32_t> depth{0};     // scopes open right now
+  std::atomic<std::uint64_t> entered{0};   // scopes begun since the thread started
+  std::atomic<std::uint32_t> depth{0};     // scopes open right now (owner-only in practice: the record's depth)
   // Owner-only.
   record* cursor = nullptr;
   record* limit = nullptr;
@@ -142,6 +143,7 @@ struct thread_buffer {
   std::vector<chunk*> chunks;        // in record order; chunk::first says where each starts
   std::uint64_t recorded_floor = 0;  // records before this index were discarded by reset()
   std::uint64_t dropped_floor = 0;
+  std::uint64_t entered_floor = 0;
   std::vector<device_chunk*> device_chunks;
   std::uint64_t device_floor = 0;  // device records before this index were discarded by reset()
   std::string name;

@@ -52,8 +52,10 @@ inline std::string to_valid_utf8(std::string_view s) {
 /// Cut s to at most max_bytes without splitting a UTF-8 sequence.
 inline std::string_view utf8_prefix(std::string_view s, std::size_t max_bytes) noexcept {
   if (s.size() <= max_bytes) return s;
+  // Step back over at most three continuation bytes: a longer run is not one sequence, so cut anywhere.
   std::size_t end = max_bytes;
-  while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0u) == 0x80u) --end;
+  for (int k = 0; k < 3 && end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0u) == 0x80u; ++k) --end;
+  if (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0u) == 0x80u) end = max_bytes;
   return s.substr(0, end);
 }
 
@@ -106,8 +108,17 @@ inline std::string display_name(std::string_view s) {
   const std::string valid = to_valid_utf8(s);
   std::string out;
   out.reserve(valid.size());
-  for (const char ch : valid) {
+  for (std::size_t i = 0; i < valid.size(); ++i) {
+    const char ch = valid[i];
     const auto c = static_cast<unsigned char>(ch);
+    // C1 controls (U+0080..U+009F, UTF-8 C2 80..C2 9F) also steer terminals: show them escaped.
+    if (c == 0xC2 && i + 1 < valid.size() && static_cast<unsigned char>(valid[i + 1]) <= 0x9F) {
+      char buf[12];
+      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned char>(valid[i + 1]));
+      out += buf;
+      ++i;
+      continue;
+    }
     if (c == '\n') out += "\\n";
     else if (c == '\t') out += "\\t";
     else if (c == '\r') out += "\\r";

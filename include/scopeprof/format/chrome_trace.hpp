@@ -56,7 +56,8 @@ inline std::string report::chrome_trace() const {
   std::uint64_t flow_id = 0;
   for (const auto& s : instances_) {
     const std::string& name = s.site < sites_.size() ? sites_[s.site].name : std::string();
-    const std::string tid = std::to_string(s.thread + 1);
+    // Tracks are named by thread_desc::index, so events use it too (not the position in threads()).
+    const std::string tid = std::to_string((s.thread < threads_.size() ? threads_[s.thread].index : s.thread) + 1);
     out += ",\n{\"ph\":\"X\",\"cat\":\"scope\",\"name\":";
     append_json_string(out, name);
     out += ",\"pid\":1,\"tid\":" + tid + ",\"ts\":" + format_ns_as_us(s.host_begin_ns - origin_ns_) +

@@ -59,7 +59,7 @@ inline std::string report::csv() const {
              ",ok";
     } else {
       out += ",,,,,,,,";
-      out += f.device_captured ? "n/a (captured)" : f.device_invalid ? "n/a (CUDA error)" : "n/a";
+      out += device_status_text(0, f.device_captured, f.device_invalid);
     }
     out += "\r\n";
   }

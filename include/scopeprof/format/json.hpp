@@ -84,7 +84,7 @@ inline std::string report::json() const {
       out += "null";
     }
     out += ",\"device_status\":";
-    append_json_string(out, f.device_calls ? "ok" : f.device_captured ? "n/a (captured)" : f.device_invalid ? "n/a (CUDA error)" : "n/a");
+    append_json_string(out, device_status_text(f.device_calls, f.device_captured, f.device_invalid));
     out += '}';
   }
   out += "],\"tree\":[";

@@ -88,9 +88,8 @@ inline void report::print(std::ostream& out) const {
                   {true, false, false, false, false, false, false, false, false, false, false, false, false, false, false},
                   {}};
   for (const auto& f : flat_) {
-    std::string dev_span = na_or_duration(f.device_calls, static_cast<double>(f.device_total_ns));
-    if (f.device_calls == 0 && f.device_captured) dev_span = "n/a (captured)";
-    if (f.device_calls == 0 && f.device_invalid) dev_span = "n/a (CUDA error)";
+    const std::string dev_span = f.device_calls ? format_duration_ns(static_cast<double>(f.device_total_ns))
+                                                : device_status_text(0, f.device_captured, f.device_invalid);
     flat.rows.push_back({display_name(f.name), std::to_string(f.calls),
                          format_duration_ns(static_cast<double>(f.host_total_ns)),
                          format_duration_ns(static_cast<double>(f.host_self_ns)), format_duration_ns(f.host.mean),
