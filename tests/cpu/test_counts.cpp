@@ -25,11 +25,7 @@
 
 namespace {
 
-#if defined(SPTEST_TSAN)
-constexpr std::uint64_t scopes_per_thread = 10'000;  // TSan is ~10x slower; keep the suite short
-#else
-constexpr std::uint64_t scopes_per_thread = 100'000;
-#endif
+constexpr std::uint64_t scopes_per_thread = 100'000;  // also under TSan: the promise is 8 x 100k
 constexpr int thread_count = 8;
 constexpr std::uint32_t max_depth = 4;
 
@@ -205,4 +201,39 @@ TEST_CASE("collect() and reset() racing with running scopes give consistent, wel
     CHECK(t->exited);
     CHECK(t->counts.in_flight == 0);
   }
+}
+
+TEST_CASE("stress: 16 thread slots x 1M scopes in waves of threads that start and exit, with collect() and reset() running") {
+  scopeprof::reset();
+  static constexpr std::uint64_t per_slot = 1'000'000;
+  static constexpr int slots = 16;
+  static constexpr int waves = 4;  // each slot's scopes are spread over 4 threads, started one after another
+  std::atomic<int> slots_done{0};
+  std::vector<std::thread> slot_threads;
+  for (int s = 0; s < slots; ++s)
+    slot_threads.emplace_back([&, s] {
+      for (int w = 0; w < waves; ++w) {
+        std::thread worker([s, w] { run_scopes(per_slot / waves, 9000u + static_cast<std::uint32_t>(s * waves + w)); });
+        worker.join();
+      }
+      slots_done.fetch_add(1);
+    });
+  int reports = 0;
+  while (slots_done.load() < slots) {
+    const scopeprof::report r = scopeprof::collect();
+    const auto& c = r.counts();
+    CHECK(c.entered == c.recorded + c.dropped + c.in_flight);
+    check_bookkeeping(r);
+    ++reports;
+    if (reports % 2 == 0) scopeprof::reset();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  for (auto& t : slot_threads) t.join();
+  const scopeprof::report end = scopeprof::collect();
+  CHECK(end.counts().entered == end.counts().recorded + end.counts().dropped);
+  CHECK(end.counts().in_flight == 0);
+  check_bookkeeping(end);
+  INFO(reports << " reports taken while the threads ran");
+  CHECK(reports >= 1);
+  scopeprof::reset();
 }
