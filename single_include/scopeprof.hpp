@@ -1091,6 +1091,16 @@ inline write_result write_file(const std::string& path, const std::string& conte
   }
 }
 
+/// Render (which may run out of memory) and write; every failure becomes a write_result.
+template <class Render>
+write_result write_rendered(const std::string& path, const char* what, Render render) noexcept {
+  try {
+    return write_file(path, render(), what);
+  } catch (...) {
+    return write_result::failure(std::string("scopeprof: cannot write ") + what + " to '" + path + "': out of memory");
+  }
+}
+
 }  // namespace detail
 }  // namespace scopeprof
 // ---- end scopeprof/detail/file.hpp ----
@@ -1169,11 +1179,7 @@ inline std::string report::csv() const {
 }
 
 inline write_result report::write_csv(const std::string& path) const {
-  try {
-    return detail::write_file(path, csv(), "CSV report");
-  } catch (...) {
-    return write_result::failure("scopeprof: cannot write CSV report to '" + path + "': out of memory");
-  }
+  return detail::write_rendered(path, "CSV report", [this] { return csv(); });
 }
 
 }  // namespace scopeprof
@@ -1284,11 +1290,7 @@ inline std::string report::json() const {
 }
 
 inline write_result report::write_json(const std::string& path) const {
-  try {
-    return detail::write_file(path, json(), "JSON report");
-  } catch (...) {
-    return write_result::failure("scopeprof: cannot write JSON report to '" + path + "': out of memory");
-  }
+  return detail::write_rendered(path, "JSON report", [this] { return json(); });
 }
 
 }  // namespace scopeprof
@@ -1376,11 +1378,7 @@ inline std::string report::chrome_trace() const {
 }
 
 inline write_result report::write_chrome_trace(const std::string& path) const {
-  try {
-    return detail::write_file(path, chrome_trace(), "Chrome trace");
-  } catch (...) {
-    return write_result::failure("scopeprof: cannot write Chrome trace to '" + path + "': out of memory");
-  }
+  return detail::write_rendered(path, "Chrome trace", [this] { return chrome_trace(); });
 }
 
 }  // namespace scopeprof

@@ -33,5 +33,15 @@ inline write_result write_file(const std::string& path, const std::string& conte
   }
 }
 
+/// Render (which may run out of memory) and write; every failure becomes a write_result.
+template <class Render>
+write_result write_rendered(const std::string& path, const char* what, Render render) noexcept {
+  try {
+    return write_file(path, render(), what);
+  } catch (...) {
+    return write_result::failure(std::string("scopeprof: cannot write ") + what + " to '" + path + "': out of memory");
+  }
+}
+
 }  // namespace detail
 }  // namespace scopeprof

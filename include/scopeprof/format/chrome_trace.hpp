@@ -85,11 +85,7 @@ inline std::string report::chrome_trace() const {
 }
 
 inline write_result report::write_chrome_trace(const std::string& path) const {
-  try {
-    return detail::write_file(path, chrome_trace(), "Chrome trace");
-  } catch (...) {
-    return write_result::failure("scopeprof: cannot write Chrome trace to '" + path + "': out of memory");
-  }
+  return detail::write_rendered(path, "Chrome trace", [this] { return chrome_trace(); });
 }
 
 }  // namespace scopeprof

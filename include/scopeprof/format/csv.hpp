@@ -83,11 +83,7 @@ inline std::string report::csv() const {
 }
 
 inline write_result report::write_csv(const std::string& path) const {
-  try {
-    return detail::write_file(path, csv(), "CSV report");
-  } catch (...) {
-    return write_result::failure("scopeprof: cannot write CSV report to '" + path + "': out of memory");
-  }
+  return detail::write_rendered(path, "CSV report", [this] { return csv(); });
 }
 
 }  // namespace scopeprof

@@ -108,11 +108,7 @@ inline std::string report::json() const {
 }
 
 inline write_result report::write_json(const std::string& path) const {
-  try {
-    return detail::write_file(path, json(), "JSON report");
-  } catch (...) {
-    return write_result::failure("scopeprof: cannot write JSON report to '" + path + "': out of memory");
-  }
+  return detail::write_rendered(path, "JSON report", [this] { return json(); });
 }
 
 }  // namespace scopeprof
