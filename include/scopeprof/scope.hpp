@@ -108,6 +108,13 @@ class scope {
     if (detail::g_state.load(std::memory_order_relaxed) != detail::state_on) return;
     detail::site_info* info = name ? detail::lookup_dynamic_site(site, *name) : site.info.load(std::memory_order_acquire);
     if (info == nullptr && name == nullptr) info = detail::register_site(site);
+#if SCOPEPROF_WITH_CUDA
+    // The process's first device-timed scope looks for a GPU here, before its begin time is read, so the
+    // one-time probe (loading the driver) is not charged to the scope.
+    if (info != nullptr && info->device_every.load(std::memory_order_relaxed) != 0 &&
+        detail::g_device_timing.load(std::memory_order_acquire) == detail::device_timing_uninitialised)
+      detail::probe_devices();
+#endif
     if (info != nullptr) enter(info, stream);
   }
 
