@@ -1911,7 +1911,7 @@ inline site_info* lookup_dynamic_site(call_site& cs, std::string_view name) noex
     for (std::size_t i = h & mask;; i = (i + 1) & mask) {
       const auto& s = cache.slots[i];
       if (s.info == nullptr) break;
-      if (s.hash == h && s.cs == &cs && s.info->name.size() <= max_name_bytes &&
+      if (s.hash == h && s.cs == &cs &&
           (s.info->name == name || (name.size() > max_name_bytes && s.info->name == truncate_name(name))))
         return s.info;
     }
@@ -2478,6 +2478,14 @@ inline std::string lower(std::string s) {
   return s;
 }
 
+/// The thread's device records from its reset floor up to `count` (published), in order.
+inline void device_records_of(thread_buffer& b, std::uint64_t count, std::vector<device_record*>& out) {
+  std::lock_guard<std::mutex> lock(b.mu);
+  for (device_chunk* ch : b.device_chunks)
+    for (std::uint64_t i = std::max(b.device_floor, ch->first); i < std::min<std::uint64_t>(count, ch->first + device_chunk::capacity); ++i)
+      out.push_back(&ch->records[i - ch->first]);
+}
+
 /// Warnings quote the value with control characters escaped, so a value cannot forge lines.
 inline std::string quoted(const std::string& value) { return "'" + display_name(value) + "'"; }
 
@@ -2693,11 +2701,7 @@ inline report collect() noexcept {
       std::vector<device_record*> all;
       for (std::size_t t = 0; t < r.threads.size(); ++t) {
         thread_buffer* b = r.threads[t];
-        const std::uint64_t count = b->device_recorded.load(std::memory_order_acquire);
-        std::lock_guard<std::mutex> block(b->mu);
-        for (device_chunk* ch : b->device_chunks)
-          for (std::uint64_t i = std::max(b->device_floor, ch->first); i < std::min<std::uint64_t>(count, ch->first + device_chunk::capacity); ++i)
-            device_by_thread[t].push_back(&ch->records[i - ch->first]);
+        device_records_of(*b, b->device_recorded.load(std::memory_order_acquire), device_by_thread[t]);
         all.insert(all.end(), device_by_thread[t].begin(), device_by_thread[t].end());
       }
       resolve_device_records(all);
@@ -2803,14 +2807,9 @@ inline void reset() noexcept {
     // events go back to the pool.
     const std::uint64_t device_count = b->device_recorded.load(std::memory_order_acquire);
     std::vector<device_record*> discarded;
-    {
-      std::lock_guard<std::mutex> block(b->mu);
-      try {
-        for (device_chunk* ch : b->device_chunks)
-          for (std::uint64_t i = std::max(b->device_floor, ch->first); i < std::min<std::uint64_t>(device_count, ch->first + device_chunk::capacity); ++i)
-            discarded.push_back(&ch->records[i - ch->first]);
-      } catch (...) {
-      }
+    try {
+      device_records_of(*b, device_count, discarded);
+    } catch (...) {
     }
     resolve_device_records(discarded);
     std::lock_guard<std::mutex> block(b->mu);

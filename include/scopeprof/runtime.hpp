@@ -49,6 +49,14 @@ inline std::string lower(std::string s) {
   return s;
 }
 
+/// The thread's device records from its reset floor up to `count` (published), in order.
+inline void device_records_of(thread_buffer& b, std::uint64_t count, std::vector<device_record*>& out) {
+  std::lock_guard<std::mutex> lock(b.mu);
+  for (device_chunk* ch : b.device_chunks)
+    for (std::uint64_t i = std::max(b.device_floor, ch->first); i < std::min<std::uint64_t>(count, ch->first + device_chunk::capacity); ++i)
+      out.push_back(&ch->records[i - ch->first]);
+}
+
 /// Warnings quote the value with control characters escaped, so a value cannot forge lines.
 inline std::string quoted(const std::string& value) { return "'" + display_name(value) + "'"; }
 
@@ -264,11 +272,7 @@ inline report collect() noexcept {
       std::vector<device_record*> all;
       for (std::size_t t = 0; t < r.threads.size(); ++t) {
         thread_buffer* b = r.threads[t];
-        const std::uint64_t count = b->device_recorded.load(std::memory_order_acquire);
-        std::lock_guard<std::mutex> block(b->mu);
-        for (device_chunk* ch : b->device_chunks)
-          for (std::uint64_t i = std::max(b->device_floor, ch->first); i < std::min<std::uint64_t>(count, ch->first + device_chunk::capacity); ++i)
-            device_by_thread[t].push_back(&ch->records[i - ch->first]);
+        device_records_of(*b, b->device_recorded.load(std::memory_order_acquire), device_by_thread[t]);
         all.insert(all.end(), device_by_thread[t].begin(), device_by_thread[t].end());
       }
       resolve_device_records(all);
@@ -374,14 +378,9 @@ inline void reset() noexcept {
     // events go back to the pool.
     const std::uint64_t device_count = b->device_recorded.load(std::memory_order_acquire);
     std::vector<device_record*> discarded;
-    {
-      std::lock_guard<std::mutex> block(b->mu);
-      try {
-        for (device_chunk* ch : b->device_chunks)
-          for (std::uint64_t i = std::max(b->device_floor, ch->first); i < std::min<std::uint64_t>(device_count, ch->first + device_chunk::capacity); ++i)
-            discarded.push_back(&ch->records[i - ch->first]);
-      } catch (...) {
-      }
+    try {
+      device_records_of(*b, device_count, discarded);
+    } catch (...) {
     }
     resolve_device_records(discarded);
     std::lock_guard<std::mutex> block(b->mu);

@@ -439,7 +439,7 @@ inline site_info* lookup_dynamic_site(call_site& cs, std::string_view name) noex
     for (std::size_t i = h & mask;; i = (i + 1) & mask) {
       const auto& s = cache.slots[i];
       if (s.info == nullptr) break;
-      if (s.hash == h && s.cs == &cs && s.info->name.size() <= max_name_bytes &&
+      if (s.hash == h && s.cs == &cs &&
           (s.info->name == name || (name.size() > max_name_bytes && s.info->name == truncate_name(name))))
         return s.info;
     }
