@@ -2888,6 +2888,43 @@ inline void report_at_exit() noexcept {
 //     PROF_SCOPE_DYN(layer.name());      // a runtime name (std::string / std::string_view / const char*)
 //   }
 
+// ---- begin scopeprof/backends/cupti.hpp ----
+// scopeprof: CUPTI collector (SCOPEPROF_WITH_CUPTI=1). Placeholder hooks; the scope calls them.
+
+
+namespace scopeprof {
+namespace detail {
+
+#if SCOPEPROF_ENABLED && SCOPEPROF_WITH_CUPTI
+/// Per-scope state of the CUPTI collector (lives inside scopeprof::scope).
+struct cupti_scope {
+  SCOPEPROF_ALWAYS_INLINE void enter(thread_buffer&, const site_info&) noexcept {}
+  SCOPEPROF_ALWAYS_INLINE void leave() noexcept {}
+  SCOPEPROF_ALWAYS_INLINE void store(thread_buffer&, std::uint64_t /*host_index*/) noexcept {}
+};
+#endif
+
+}  // namespace detail
+}  // namespace scopeprof
+// ---- end scopeprof/backends/cupti.hpp ----
+// ---- begin scopeprof/backends/torch.hpp ----
+// scopeprof: LibTorch backend (SCOPEPROF_WITH_TORCH=1). Placeholder hooks; the scope calls them.
+
+
+namespace scopeprof {
+namespace detail {
+
+#if SCOPEPROF_ENABLED && SCOPEPROF_WITH_TORCH
+/// Per-scope state of the torch backend (lives inside scopeprof::scope).
+struct torch_scope {
+  SCOPEPROF_ALWAYS_INLINE void enter(const site_info&) noexcept {}
+  SCOPEPROF_ALWAYS_INLINE void leave() noexcept {}
+};
+#endif
+
+}  // namespace detail
+}  // namespace scopeprof
+// ---- end scopeprof/backends/torch.hpp ----
 
 #include <atomic>
 #include <cstdint>
@@ -2970,13 +3007,19 @@ class scope {
     buffer_ = b;
     site_id_ = info->id;
     detail::nvtx_push(info->nvtx);
+#if SCOPEPROF_WITH_TORCH
+    torch_.enter(*info);  // [torch hook: enter]
+#endif
     begin_ticks_ = detail::read_ticks();
 #if SCOPEPROF_WITH_CUDA
     // After the host begin: the device span starts inside the host scope that launched it.
     if (detail::g_device_timing.load(std::memory_order_relaxed) != detail::device_timing_off)
-      detail::device_begin(device_, *info, stream);
+      detail::device_begin(device_, *info, stream);  // [torch hook: default stream (nullptr) may become torch's current stream]
 #else
     (void)stream;
+#endif
+#if SCOPEPROF_WITH_CUPTI
+    cupti_.enter(*b, *info);  // [cupti hook: enter]
 #endif
   }
 
@@ -2996,10 +3039,16 @@ class scope {
   }
 
   SCOPEPROF_ALWAYS_INLINE void leave() noexcept {
+#if SCOPEPROF_WITH_CUPTI
+    cupti_.leave();  // [cupti hook: leave]
+#endif
 #if SCOPEPROF_WITH_CUDA
     cudaEvent_t end_event = device_.begin != nullptr ? detail::device_end(device_) : nullptr;
 #endif
     const std::uint64_t end_ticks = detail::read_ticks();
+#if SCOPEPROF_WITH_TORCH
+    torch_.leave();  // [torch hook: leave]
+#endif
     detail::nvtx_pop();
     detail::thread_buffer* b = buffer_;
     if (SCOPEPROF_UNLIKELY(b != detail::t_buffer)) {
@@ -3014,6 +3063,9 @@ class scope {
 #else
     (void)index;
 #endif
+#if SCOPEPROF_WITH_CUPTI
+    cupti_.store(*b, index);  // [cupti hook: store]
+#endif
     b->depth.store(depth, std::memory_order_relaxed);
   }
 
@@ -3022,6 +3074,12 @@ class scope {
   std::uint32_t site_id_ = 0;
 #if SCOPEPROF_WITH_CUDA
   detail::device_scope device_;
+#endif
+#if SCOPEPROF_WITH_CUPTI
+  detail::cupti_scope cupti_;  // [cupti hook: state]
+#endif
+#if SCOPEPROF_WITH_TORCH
+  detail::torch_scope torch_;  // [torch hook: state]
 #endif
 #endif
 };

@@ -8,6 +8,8 @@
 #pragma once
 
 #include <scopeprof/backends/cuda_events.hpp>
+#include <scopeprof/backends/cupti.hpp>
+#include <scopeprof/backends/torch.hpp>
 #include <scopeprof/clock.hpp>
 #include <scopeprof/config.hpp>
 #include <scopeprof/detail/recorder.hpp>
@@ -93,13 +95,19 @@ class scope {
     buffer_ = b;
     site_id_ = info->id;
     detail::nvtx_push(info->nvtx);
+#if SCOPEPROF_WITH_TORCH
+    torch_.enter(*info);  // [torch hook: enter]
+#endif
     begin_ticks_ = detail::read_ticks();
 #if SCOPEPROF_WITH_CUDA
     // After the host begin: the device span starts inside the host scope that launched it.
     if (detail::g_device_timing.load(std::memory_order_relaxed) != detail::device_timing_off)
-      detail::device_begin(device_, *info, stream);
+      detail::device_begin(device_, *info, stream);  // [torch hook: default stream (nullptr) may become torch's current stream]
 #else
     (void)stream;
+#endif
+#if SCOPEPROF_WITH_CUPTI
+    cupti_.enter(*b, *info);  // [cupti hook: enter]
 #endif
   }
 
@@ -119,10 +127,16 @@ class scope {
   }
 
   SCOPEPROF_ALWAYS_INLINE void leave() noexcept {
+#if SCOPEPROF_WITH_CUPTI
+    cupti_.leave();  // [cupti hook: leave]
+#endif
 #if SCOPEPROF_WITH_CUDA
     cudaEvent_t end_event = device_.begin != nullptr ? detail::device_end(device_) : nullptr;
 #endif
     const std::uint64_t end_ticks = detail::read_ticks();
+#if SCOPEPROF_WITH_TORCH
+    torch_.leave();  // [torch hook: leave]
+#endif
     detail::nvtx_pop();
     detail::thread_buffer* b = buffer_;
     if (SCOPEPROF_UNLIKELY(b != detail::t_buffer)) {
@@ -137,6 +151,9 @@ class scope {
 #else
     (void)index;
 #endif
+#if SCOPEPROF_WITH_CUPTI
+    cupti_.store(*b, index);  // [cupti hook: store]
+#endif
     b->depth.store(depth, std::memory_order_relaxed);
   }
 
@@ -145,6 +162,12 @@ class scope {
   std::uint32_t site_id_ = 0;
 #if SCOPEPROF_WITH_CUDA
   detail::device_scope device_;
+#endif
+#if SCOPEPROF_WITH_CUPTI
+  detail::cupti_scope cupti_;  // [cupti hook: state]
+#endif
+#if SCOPEPROF_WITH_TORCH
+  detail::torch_scope torch_;  // [torch hook: state]
 #endif
 #endif
 };
