@@ -7,7 +7,8 @@
 //
 // Part 1, host ns per iteration (median of 7 repetitions of 20000 iterations; collect() + reset() between
 // repetitions, outside the timed loop, so event pools recycle):
-//   (a) raw      two cudaEventRecord on the default stream, pre-created events, no sync
+//   (a) raw      two cudaEventRecord on the default stream, pre-created events, no sync (the issue's baseline)
+//   (a') raw drv  two cuEventRecord (driver entry point), the calls a scope makes, for comparison
 //   (b) device   PROF_SCOPE, device-timed, empty body
 //   (c) sampled  PROF_SCOPE with device sampling 10 (set_device_sampling("bench_sampled_10", 10))
 //   (d) host     PROF_SCOPE_HOST
@@ -15,7 +16,8 @@
 // plus the cost of each CUDA call a device-timed scope makes, to show where its time goes.
 // Part 2, device ms of 20 spin kernels of 50 us on the default stream, between one raw event pair,
 // median of 50: uninstrumented, a raw event pair around each kernel (what CUDA events cost the GPU by
-// themselves), each kernel in a PROF_SCOPE, the whole workload in one PROF_SCOPE. A gate kernel runs
+// themselves), each kernel in a PROF_SCOPE, the same with device sampling 1/10, the whole workload in
+// one PROF_SCOPE. A gate kernel runs
 // first so the whole workload is queued before it starts: the numbers are GPU time only.
 #include <scopeprof.hpp>
 
@@ -77,6 +79,14 @@ void loop_raw(int n) {
     cudaEventRecord(raw_end[k], nullptr);
   }
 }
+void loop_raw_driver(int n) {
+  const auto record = scopeprof::detail::g_driver.event_record;
+  for (int i = 0; i < n; ++i) {
+    const int k = i % raw_pairs;
+    record(raw_begin[k], nullptr);
+    record(raw_end[k], nullptr);
+  }
+}
 void loop_device(int n) {
   for (int i = 0; i < n; ++i) {
     PROF_SCOPE("bench_device_timed");
@@ -109,6 +119,20 @@ void loop_get_device(int n) {
   int d = 0;
   for (int i = 0; i < n; ++i) (void)cudaGetDevice(&d);
 }
+void loop_driver_record(int n) {
+  const auto record = scopeprof::detail::g_driver.event_record;
+  for (int i = 0; i < n; ++i) record(raw_begin[i % raw_pairs], nullptr);
+}
+void loop_driver_ctx_device(int n) {
+  const auto get = scopeprof::detail::g_driver.ctx_get_device;
+  CUdevice d = 0;
+  for (int i = 0; i < n; ++i) (void)get(&d);
+}
+void loop_driver_is_capturing(int n) {
+  const auto get = scopeprof::detail::g_driver.stream_is_capturing;
+  CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+  for (int i = 0; i < n; ++i) (void)get(nullptr, &st);
+}
 void loop_capture_info(int n) {
   cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
   unsigned long long id = 0;
@@ -135,7 +159,7 @@ double timed(void (*loop)(int)) {
 
 // --- part 2: device time of a workload --------------------------------------------------------------
 
-enum class wrap { none, raw_per_kernel, per_kernel, whole };
+enum class wrap { none, raw_per_kernel, per_kernel, per_kernel_sampled, whole };
 
 void workload_kernels_plain() {
   for (int k = 0; k < workload_kernels; ++k) spin(workload_kernel_us);
@@ -153,6 +177,12 @@ void workload_kernels_scoped() {
     spin(workload_kernel_us);
   }
 }
+void workload_kernels_sampled() {
+  for (int k = 0; k < workload_kernels; ++k) {
+    PROF_SCOPE("bench_wl_kernel_sampled_10");
+    spin(workload_kernel_us);
+  }
+}
 
 // Device ms of one run of the workload, between a raw event pair.
 float run_workload(wrap w, cudaEvent_t b, cudaEvent_t e, bool& ok) {
@@ -164,6 +194,8 @@ float run_workload(wrap w, cudaEvent_t b, cudaEvent_t e, bool& ok) {
     workload_kernels_raw_pairs();
   } else if (w == wrap::per_kernel) {
     workload_kernels_scoped();
+  } else if (w == wrap::per_kernel_sampled) {
+    workload_kernels_sampled();
   } else {
     PROF_SCOPE("bench_wl_whole");
     workload_kernels_plain();
@@ -202,9 +234,16 @@ int main() {
   }
   spin(1);  // module load
   BENCH_CUDA(cudaDeviceSynchronize());
+  { PROF_SCOPE("bench_probe"); }  // the first device-timed scope looks for the GPU and the driver calls
+  scopeprof::reset();
+  if (!scopeprof::detail::g_driver.ok) {
+    std::printf("driver entry points not found: scopes use the runtime calls; driver rows skipped\n");
+    return 1;
+  }
 
   std::vector<variant> variants = {
       {"(a) raw: 2x cudaEventRecord", nullptr, loop_raw, nullptr, nullptr, {}},
+      {"(a') raw: 2x cuEventRecord (driver)", nullptr, loop_raw_driver, nullptr, nullptr, {}},
       {"(b) PROF_SCOPE, device-timed", "bench_device_timed", loop_device, nullptr, nullptr, {}},
       // By name: the global set_device_sampling(N) would also reach the PROF_SCOPE_HOST site of (d).
       {"(c) PROF_SCOPE, sampling 1/10", "bench_sampled_10", loop_sampled,
@@ -248,17 +287,17 @@ int main() {
       std::printf("   %llu/%llu", static_cast<unsigned long long>(v.device_calls), static_cast<unsigned long long>(v.calls));
     std::printf("\n");
   }
-  const double ratio = raw > 0 ? median(variants[1].ns_per_iter) / raw : 0.0;
+  const double ratio = raw > 0 ? median(variants[2].ns_per_iter) / raw : 0.0;
   std::printf("  goal: device-timed / raw <= 1.10: %.2f  %s\n", ratio, ratio <= 1.10 ? "met" : "NOT MET");
-  if (variants[1].device_calls != static_cast<std::uint64_t>(iterations))
+  if (variants[2].device_calls != static_cast<std::uint64_t>(iterations))
     std::printf("  WARNING: only %llu of %d (b) scopes were device-timed in the last repetition\n",
-                static_cast<unsigned long long>(variants[1].device_calls), iterations);
-  if (variants[2].device_calls != static_cast<std::uint64_t>(iterations / 10))
+                static_cast<unsigned long long>(variants[2].device_calls), iterations);
+  if (variants[3].device_calls != static_cast<std::uint64_t>(iterations / 10))
     std::printf("  WARNING: %llu of %d (c) scopes were device-timed, expected %d\n",
-                static_cast<unsigned long long>(variants[2].device_calls), iterations, iterations / 10);
-  if (variants[3].device_calls != 0)
+                static_cast<unsigned long long>(variants[3].device_calls), iterations, iterations / 10);
+  if (variants[4].device_calls != 0)
     std::printf("  WARNING: %llu PROF_SCOPE_HOST scopes were device-timed (they never should be)\n",
-                static_cast<unsigned long long>(variants[3].device_calls));
+                static_cast<unsigned long long>(variants[4].device_calls));
 
   // Where a device-timed scope's host time goes: the CUDA calls it makes, each timed alone.
   struct call_cost {
@@ -266,10 +305,14 @@ int main() {
     void (*loop)(int);
     int per_scope;
     std::vector<double> ns;
-  } calls[] = {{"cudaEventRecord (default stream)", loop_record, 2, {}},
-               {"cudaPeekAtLastError", loop_peek, 2, {}},
-               {"cudaGetDevice", loop_get_device, 1, {}},
-               {"cudaStreamGetCaptureInfo", loop_capture_info, 1, {}}};
+  } calls[] = {{"cuEventRecord (driver, default stream)", loop_driver_record, 2, {}},
+               {"cuCtxGetDevice (driver)", loop_driver_ctx_device, 1, {}},
+               {"cuStreamIsCapturing (driver)", loop_driver_is_capturing, 1, {}},
+               // Not made by a scope any more (the runtime fallback's calls), for comparison:
+               {"cudaEventRecord (runtime)", loop_record, 0, {}},
+               {"cudaPeekAtLastError (runtime)", loop_peek, 0, {}},
+               {"cudaGetDevice (runtime)", loop_get_device, 0, {}},
+               {"cudaStreamGetCaptureInfo (runtime)", loop_capture_info, 0, {}}};
   for (int rep = -1; rep < repetitions; ++rep)
     for (auto& c : calls) {
       const double ns = timed(c.loop);
@@ -285,16 +328,17 @@ int main() {
     std::printf("  %-36s %10.1f  x%d\n", c.label, med, c.per_scope);
   }
   std::printf("  %-36s %10.1f  (measured scope (b): %.1f; the rest is scopeprof's own work)\n", "sum per scope", sum,
-              median(variants[1].ns_per_iter));
+              median(variants[2].ns_per_iter));
 
   // Part 2.
   cudaEvent_t wb = nullptr, we = nullptr;
   BENCH_CUDA(cudaEventCreate(&wb));
   BENCH_CUDA(cudaEventCreate(&we));
-  constexpr int n_modes = 4;
-  const wrap modes[n_modes] = {wrap::none, wrap::raw_per_kernel, wrap::per_kernel, wrap::whole};
+  constexpr int n_modes = 5;
+  const wrap modes[n_modes] = {wrap::none, wrap::raw_per_kernel, wrap::per_kernel, wrap::per_kernel_sampled, wrap::whole};
   const char* mode_label[n_modes] = {"uninstrumented", "raw event pair per kernel (20)", "PROF_SCOPE per kernel (20)",
-                                     "one PROF_SCOPE around all"};
+                                     "PROF_SCOPE per kernel, sampling 1/10", "one PROF_SCOPE around all"};
+  scopeprof::set_device_sampling("bench_wl_kernel_sampled_10", 10);
   std::vector<double> ms[n_modes];
   for (int rep = -3; rep < workload_reps; ++rep) {
     for (int m = 0; m < n_modes; ++m) {

@@ -32,8 +32,11 @@
 //   SCOPEPROF_WITH_NVTX     NVTX ranges in the "scopeprof" domain.   Plain include: 1 if <nvtx3/nvToolsExt.h>
 //                           is on the include path, else 0.
 //   SCOPEPROF_WITH_CUDA     device time from CUDA events.            Plain include: 0 (needs cudart).
-//   SCOPEPROF_WITH_CUPTI    reserved for the CUPTI collector.        Plain include: 0.
-//   SCOPEPROF_WITH_TORCH    reserved for LibTorch RecordFunction.    Plain include: 0.
+//   SCOPEPROF_WITH_CUPTI    CUPTI collector (needs the CUPTI headers; set_cupti(true) switches it on). Plain include: 0.
+//   SCOPEPROF_WITH_TORCH    RecordFunction USER_SCOPE entries while  Plain include: 0 (needs LibTorch).
+//                           a torch profiler listens.
+//   SCOPEPROF_TORCH_CUDA    with SCOPEPROF_WITH_TORCH and _CUDA: a scope naming no stream is timed on torch's
+//                           current CUDA stream (needs libc10_cuda).  Plain include: 0.
 
 #if defined(SCOPEPROF_DISABLE)
 #undef SCOPEPROF_WITH_NVTX
@@ -287,9 +290,31 @@ struct scope_instance {
   std::int64_t device_begin_ns = 0;
   std::int64_t device_end_ns = 0;
   std::int64_t device_self_ns = 0;  ///< span minus the union of child spans on the same stream
+  // CUPTI (valid when sources().cupti_valid): work launched inside the scope, its children included.
+  std::uint32_t kernels = 0;             ///< kernels launched inside the scope (children included)
+  std::uint32_t kernels_self = 0;        ///< kernels whose innermost launching scope is this one
+  std::uint32_t copies = 0;              ///< memcpy and memset operations (children included)
+  std::int64_t device_busy_ns = 0;       ///< sum of the durations of those kernels and copies
+  std::int64_t device_busy_self_ns = 0;  ///< the same for the work this scope launched directly
 
   std::int64_t host_total_ns() const noexcept { return host_end_ns - host_begin_ns; }
   std::int64_t device_span_ns() const noexcept { return device_end_ns - device_begin_ns; }
+};
+
+/// @brief What a CUPTI activity record describes.
+enum class activity_kind : std::uint8_t { kernel = 0, memcpy = 1, memset = 2 };
+
+/// @brief One kernel, copy or memset from CUPTI, on the host timeline (steady_clock ns).
+struct device_activity {
+  activity_kind kind = activity_kind::kernel;
+  std::int64_t instance = -1;  ///< index into report::instances() of the innermost launching scope; -1: none
+  std::uint32_t name = 0;      ///< index into report::activity_names()
+  std::int32_t device = -1;
+  std::uint32_t stream = 0;    ///< CUPTI stream id
+  std::uint32_t graph = 0;     ///< CUDA graph id, 0 when not launched by a graph
+  std::int64_t begin_ns = 0;
+  std::int64_t end_ns = 0;
+  std::int64_t duration_ns() const noexcept { return end_ns - begin_ns; }
 };
 
 struct site_desc {
@@ -353,6 +378,19 @@ struct flat_row {
   duration_stats device;
   std::uint64_t device_captured = 0;  ///< instances whose device time is "n/a (captured)"
   std::uint64_t device_invalid = 0;
+  std::uint64_t kernels = 0;            ///< CUPTI: kernels launched inside these scopes (children included)
+  std::uint64_t copies = 0;             ///< CUPTI: memcpy and memset operations (children included)
+  std::int64_t device_busy_ns = 0;      ///< CUPTI: their summed durations, a name nested in itself counted once
+  std::int64_t device_busy_self_ns = 0; ///< CUPTI: the same for the work launched directly by these scopes
+};
+
+/// @brief One row of the kernel summary (the columns of Nsight Systems' cuda_gpu_kern_sum), per scope
+/// name and kernel name. Time % is the row's share of all kernel time in the report.
+struct kernel_summary_row {
+  std::string scope;   ///< innermost launching scope's name, "(no scope)" for kernels launched outside any
+  std::string kernel;  ///< kernel name as CUPTI gives it (mangled or not), bytes kept as they are
+  duration_stats time;
+  double time_pct = 0;
 };
 
 /// @brief What the device columns of a row say when there is no valid device time (or "ok").
@@ -375,6 +413,10 @@ struct tree_row {
   std::uint64_t device_calls = 0;
   std::int64_t device_total_ns = 0;
   std::int64_t device_self_ns = 0;
+  std::uint64_t kernels = 0;  ///< CUPTI, children included
+  std::uint64_t copies = 0;
+  std::int64_t device_busy_ns = 0;
+  std::int64_t device_busy_self_ns = 0;
 };
 
 /// @brief Which evidence each column comes from, and whether it is valid for this run.
@@ -382,9 +424,19 @@ struct evidence {
   std::string host = "host clock";
   bool device_valid = false;
   std::string device = "n/a (built without CUDA: SCOPEPROF_WITH_CUDA=0)";
+  bool cupti_valid = false;  ///< the CUPTI columns (busy, kernels, kernel summary) hold data
   std::string cupti = "not collected (CUPTI collector not built)";
   std::string torch = "not built (SCOPEPROF_WITH_TORCH=0)";
 };
+
+/// @brief What the CUPTI cells say: "ok" when CUPTI evidence is valid, else a short reason ("n/a" when it
+/// was not collected, "withheld" when another tool held CUPTI, "invalid" when records were lost).
+inline const char* cupti_status_text(const evidence& e) noexcept {
+  if (e.cupti_valid) return "ok";
+  if (e.cupti.rfind("withheld", 0) == 0) return "withheld";
+  if (e.cupti.rfind("invalid", 0) == 0) return "invalid";
+  return "n/a";
+}
 
 /// @brief Result of a writer: converts to true on success, else message() says what failed and where.
 class write_result {
@@ -420,6 +472,20 @@ struct raw_instance {
   std::int64_t device_end_ns = 0;
 };
 
+/// A CUPTI record as collect() attributes it: thread = position in raw_snapshot::threads, record =
+/// position in that thread's records (-1 for both: launched outside any recorded scope).
+struct raw_activity {
+  activity_kind kind = activity_kind::kernel;
+  std::int64_t thread = -1;
+  std::int64_t record = -1;
+  std::uint32_t name = 0;  // index into raw_snapshot::activity_names
+  std::int32_t device = -1;
+  std::uint32_t stream = 0;
+  std::uint32_t graph = 0;
+  std::int64_t begin_ns = 0;
+  std::int64_t end_ns = 0;
+};
+
 struct raw_thread {
   thread_desc desc;
   std::vector<raw_instance> records;  // in the order scopes ended (post-order)
@@ -432,6 +498,8 @@ struct raw_snapshot {
   evidence sources;
   std::int64_t origin_ns = 0;  // the process's time zero for traces
   std::string warnings;        // lines the report prints in its header
+  std::vector<raw_activity> activities;  // CUPTI records (used only when sources.cupti_valid)
+  std::vector<std::string> activity_names;
 };
 
 class report_builder;
@@ -456,6 +524,11 @@ class report {
   /// Time zero of traces (steady_clock ns): the library's start.
   std::int64_t origin_ns() const noexcept { return origin_ns_; }
   std::uint64_t orphan_count() const noexcept { return orphans_; }
+  /// CUPTI kernels, copies and memsets by begin time (empty unless sources().cupti_valid).
+  const std::vector<device_activity>& activities() const noexcept { return activities_; }
+  const std::vector<std::string>& activity_names() const noexcept { return activity_names_; }
+  /// Kernel summary by (scope name, kernel name), heaviest total first (empty unless sources().cupti_valid).
+  const std::vector<kernel_summary_row>& kernel_summary() const noexcept { return kernel_summary_; }
 
   /// The flat row with this name, or nullptr.
   const flat_row* find(const std::string& name) const noexcept {
@@ -492,6 +565,9 @@ class report {
   std::string warnings_;
   std::int64_t origin_ns_ = 0;
   std::uint64_t orphans_ = 0;
+  std::vector<device_activity> activities_;
+  std::vector<std::string> activity_names_;
+  std::vector<kernel_summary_row> kernel_summary_;
 };
 
 namespace detail {
@@ -505,11 +581,13 @@ class report_builder {
     r.sources_ = std::move(raw.sources);
     r.warnings_ = std::move(raw.warnings);
     r.origin_ns_ = raw.origin_ns;
+    std::vector<std::vector<std::int64_t>> instance_of(raw.threads.size());
     for (std::size_t t = 0; t < raw.threads.size(); ++t) {
       r.threads_.push_back(raw.threads[t].desc);
-      add_thread(r, raw.threads[t].records, static_cast<std::uint32_t>(t));
+      add_thread(r, raw.threads[t].records, static_cast<std::uint32_t>(t), instance_of[t]);
       std::vector<raw_instance>().swap(raw.threads[t].records);
     }
+    if (r.sources_.cupti_valid) add_activities(r, raw, instance_of);
     compute_device_self(r);
     build_flat(r);
     build_tree(r);
@@ -524,8 +602,10 @@ class report_builder {
   // Records arrive in post-order with their nesting level: a scope's children are the records one level
   // deeper that ended since the previous record at its own level. A child that does not lie inside the
   // adopting scope (its true parent was dropped) becomes an orphan root instead of being misattributed.
-  static void add_thread(report& r, const std::vector<raw_instance>& recs, std::uint32_t thread) {
+  static void add_thread(report& r, const std::vector<raw_instance>& recs, std::uint32_t thread,
+                         std::vector<std::int64_t>& instance_of) {
     const std::size_t n = recs.size();
+    instance_of.assign(n, -1);
     std::vector<std::vector<std::uint32_t>> children(n);
     std::vector<std::vector<std::uint32_t>> pending;  // by recorded depth
     std::vector<std::uint32_t> roots;
@@ -584,11 +664,87 @@ class report_builder {
       s.device_end_ns = x.device_end_ns;
       if (s.orphan) ++r.orphans_;
       const auto index = static_cast<std::int64_t>(r.instances_.size());
+      instance_of[f.rec] = index;
       r.instances_.push_back(s);
       auto& ch = children[f.rec];
       std::stable_sort(ch.begin(), ch.end(), by_begin);
       for (auto it = ch.rbegin(); it != ch.rend(); ++it) stack.push_back({*it, index, f.depth + 1});
     }
+  }
+
+  // CUPTI records: each belongs to the innermost scope that launched it; a scope's inclusive counts add its
+  // children's (instances are in pre-order, so children come after their parent).
+  static void add_activities(report& r, raw_snapshot& raw, const std::vector<std::vector<std::int64_t>>& instance_of) {
+    r.activity_names_ = std::move(raw.activity_names);
+    r.activities_.reserve(raw.activities.size());
+    auto& in = r.instances_;
+    for (const raw_activity& a : raw.activities) {
+      if (a.name >= r.activity_names_.size() || a.end_ns < a.begin_ns) continue;
+      device_activity d;
+      d.kind = a.kind;
+      d.name = a.name;
+      d.device = a.device;
+      d.stream = a.stream;
+      d.graph = a.graph;
+      d.begin_ns = a.begin_ns;
+      d.end_ns = a.end_ns;
+      if (a.thread >= 0 && static_cast<std::size_t>(a.thread) < instance_of.size() && a.record >= 0 &&
+          static_cast<std::size_t>(a.record) < instance_of[static_cast<std::size_t>(a.thread)].size())
+        d.instance = instance_of[static_cast<std::size_t>(a.thread)][static_cast<std::size_t>(a.record)];
+      if (d.instance >= 0) {
+        scope_instance& s = in[static_cast<std::size_t>(d.instance)];
+        if (d.kind == activity_kind::kernel) ++s.kernels_self;
+        else ++s.copies;
+        s.device_busy_self_ns += d.duration_ns();
+      }
+      r.activities_.push_back(d);
+    }
+    std::stable_sort(r.activities_.begin(), r.activities_.end(),
+                     [](const device_activity& a, const device_activity& b) { return a.begin_ns < b.begin_ns; });
+    for (auto& s : in) {
+      s.kernels = s.kernels_self;
+      s.device_busy_ns = s.device_busy_self_ns;
+    }
+    // copies holds the scope's own count so far; add children bottom-up (reverse pre-order).
+    for (std::size_t i = in.size(); i-- > 0;) {
+      const auto& c = in[i];
+      if (c.parent < 0) continue;
+      auto& p = in[static_cast<std::size_t>(c.parent)];
+      p.kernels += c.kernels;
+      p.copies += c.copies;
+      p.device_busy_ns += c.device_busy_ns;
+    }
+    // Kernel summary by (scope name, kernel name).
+    std::unordered_map<std::string, std::size_t> group;
+    std::vector<std::vector<std::int64_t>> durations;
+    std::int64_t all = 0;
+    for (const auto& d : r.activities_) {
+      if (d.kind != activity_kind::kernel) continue;
+      const std::string scope =
+          d.instance < 0 ? std::string("(no scope)")
+                         : (in[static_cast<std::size_t>(d.instance)].site < r.sites_.size()
+                                ? r.sites_[in[static_cast<std::size_t>(d.instance)].site].name
+                                : std::string());
+      std::string key = scope;
+      key += '\0';
+      key += std::to_string(d.name);
+      auto it = group.emplace(std::move(key), r.kernel_summary_.size());
+      if (it.second) {
+        r.kernel_summary_.emplace_back();
+        r.kernel_summary_.back().scope = scope;
+        r.kernel_summary_.back().kernel = r.activity_names_[d.name];
+        durations.emplace_back();
+      }
+      durations[it.first->second].push_back(d.duration_ns());
+      all += d.duration_ns();
+    }
+    for (std::size_t g = 0; g < r.kernel_summary_.size(); ++g) {
+      auto& row = r.kernel_summary_[g];
+      row.time = duration_stats::of(std::move(durations[g]));
+      row.time_pct = all > 0 ? 100.0 * static_cast<double>(row.time.sum) / static_cast<double>(all) : 0.0;
+    }
+    std::stable_sort(r.kernel_summary_.begin(), r.kernel_summary_.end(),
+                     [](const kernel_summary_row& a, const kernel_summary_row& b) { return a.time.sum > b.time.sum; });
   }
 
   // Device self = span minus the union of the spans of its children timed on the same device and stream.
@@ -654,7 +810,13 @@ class report_builder {
       if (groups == 0) break;
       flat_row& row = r.flat_[g];
       ++row.calls;
-      if (active[g] == 0) row.host_total_ns += s.host_total_ns();
+      if (active[g] == 0) {
+        row.host_total_ns += s.host_total_ns();
+        row.kernels += s.kernels;
+        row.copies += s.copies;
+        row.device_busy_ns += s.device_busy_ns;
+      }
+      row.device_busy_self_ns += s.device_busy_self_ns;
       row.host_self_ns += s.host_self_ns;
       all_self += s.host_self_ns;
       host[g].push_back(s.host_total_ns());
@@ -719,6 +881,10 @@ class report_builder {
       ++row.calls;
       row.host_total_ns += s.host_total_ns();
       row.host_self_ns += s.host_self_ns;
+      row.kernels += s.kernels;
+      row.copies += s.copies;
+      row.device_busy_ns += s.device_busy_ns;
+      row.device_busy_self_ns += s.device_busy_self_ns;
       if (s.device == device_status::ok) {
         ++row.device_calls;
         row.device_total_ns += s.device_span_ns();
@@ -1000,9 +1166,15 @@ inline void report::print(std::ostream& out) const {
   }
 
   out << "\nCall tree (all threads merged; Host/Dev = host total / device span):\n";
+  // The CUPTI columns appear only when CUPTI evidence is valid; otherwise the header line says why.
+  const bool cupti = sources_.cupti_valid;
   text_table tree{{"Scope", "Calls", "Host total", "Host self", "Dev span", "Dev self", "Host/Dev"},
                   {true, false, false, false, false, false, false},
                   {}};
+  if (cupti) {
+    tree.header.insert(tree.header.end(), {"Dev busy", "Kernels"});
+    tree.left.insert(tree.left.end(), {false, false});
+  }
   for (const auto& t : tree_) {
     std::string name(2 * t.depth, ' ');
     name += display_name(t.name);
@@ -1011,6 +1183,10 @@ inline void report::print(std::ostream& out) const {
                          na_or_duration(t.device_calls, static_cast<double>(t.device_total_ns)),
                          na_or_duration(t.device_calls, static_cast<double>(t.device_self_ns)),
                          ratio_cell(t.host_total_ns, t.device_calls, t.device_total_ns)});
+    if (cupti) {
+      tree.rows.back().push_back(format_duration_ns(static_cast<double>(t.device_busy_ns)));
+      tree.rows.back().push_back(std::to_string(t.kernels));
+    }
   }
   tree.print(out);
 
@@ -1019,6 +1195,10 @@ inline void report::print(std::ostream& out) const {
                    "Dev span", "Dev self", "Dev avg", "Dev med", "Host/Dev"},
                   {true, false, false, false, false, false, false, false, false, false, false, false, false, false, false},
                   {}};
+  if (cupti) {
+    flat.header.insert(flat.header.end(), {"Dev busy", "Busy self", "Kernels"});
+    flat.left.insert(flat.left.end(), {false, false, false});
+  }
   for (const auto& f : flat_) {
     const std::string dev_span = f.device_calls ? format_duration_ns(static_cast<double>(f.device_total_ns))
                                                 : device_status_text(0, f.device_captured, f.device_invalid);
@@ -1031,12 +1211,37 @@ inline void report::print(std::ostream& out) const {
                          na_or_duration(f.device_calls, static_cast<double>(f.device_self_ns)),
                          na_or_duration(f.device_calls, f.device.mean), na_or_duration(f.device_calls, f.device.median),
                          ratio_cell(f.host_total_ns, f.device_calls, f.device_total_ns)});
+    if (cupti) {
+      flat.rows.back().push_back(format_duration_ns(static_cast<double>(f.device_busy_ns)));
+      flat.rows.back().push_back(format_duration_ns(static_cast<double>(f.device_busy_self_ns)));
+      flat.rows.back().push_back(std::to_string(f.kernels));
+    }
   }
   flat.print(out);
+  if (cupti) {
+    out << "\nKernels by scope (CUPTI; Time % = share of all kernel time; Avg/Med/Min/Max/StdDev per instance):\n";
+    if (kernel_summary_.empty()) {
+      out << "(no kernels)\n";
+    } else {
+      text_table kern{{"Time %", "Total Time", "Instances", "Avg", "Med", "Min", "Max", "StdDev", "Scope", "Name"},
+                      {false, false, false, false, false, false, false, false, true, true},
+                      {}};
+      for (const auto& k : kernel_summary_)
+        kern.rows.push_back({format_fixed(k.time_pct, 1), format_duration_ns(static_cast<double>(k.time.sum)),
+                             std::to_string(k.time.count), format_duration_ns(k.time.mean),
+                             format_duration_ns(k.time.median), format_duration_ns(static_cast<double>(k.time.min)),
+                             format_duration_ns(static_cast<double>(k.time.max)), format_duration_ns(k.time.stddev),
+                             display_name(k.scope), display_name(k.kernel)});
+      kern.print(out);
+    }
+  }
   out << "\nNote: totals are inclusive. Do not add up the totals of nested rows: a parent's total already\n"
          "contains its children. Self columns and Time % can be added. Host time is CPU time spent inside the\n"
          "scope (mostly launching asynchronous work); device span is GPU time between the scope's boundaries\n"
          "on its stream. They are different quantities and are never summed.\n";
+  if (cupti)
+    out << "Dev busy is the summed duration of the kernels, copies and memsets launched inside the scope (CUPTI);\n"
+           "it can exceed the span when work overlaps or runs on other streams.\n";
   if (orphans_)
     out << "Note: " << orphans_
         << " scopes whose parent was still open (or dropped) when the report was taken are shown at top level.\n";
@@ -1120,13 +1325,23 @@ inline std::string report::csv() const {
   std::string out =
       "view,row,parent,depth,name,value,calls,host_total_us,host_self_us,host_avg_us,host_med_us,host_min_us,"
       "host_max_us,host_stddev_us,host_time_pct,device_calls,device_total_us,device_self_us,device_avg_us,"
-      "device_med_us,device_min_us,device_max_us,device_stddev_us,host_device_ratio,device_status\r\n";
+      "device_med_us,device_min_us,device_max_us,device_stddev_us,host_device_ratio,device_status,device_busy_us,"
+      "device_busy_self_us,kernels,copies,cupti_status,kernel_time_pct\r\n";
+  // CUPTI cells: filled where the CUPTI evidence is valid, else empty with cupti_status saying why.
+  const bool cupti = sources_.cupti_valid;
+  const auto cupti_cells = [&](std::int64_t busy, std::int64_t busy_self, std::uint64_t kernels, std::uint64_t copies) {
+    if (cupti)
+      out += ',' + csv_us(busy) + ',' + csv_us(busy_self) + ',' + std::to_string(kernels) + ',' +
+             std::to_string(copies) + ",ok,";
+    else
+      out += ",,,,," + std::string(cupti_status_text(sources_)) + ',';
+  };
   const auto meta = [&](const char* key, const std::string& value) {
     out += "meta,,,,";
     out += key;
     out += ',';
     append_csv_field(out, value);
-    out += ",,,,,,,,,,,,,,,,,,,\r\n";
+    out += ",,,,,,,,,,,,,,,,,,,,,,,,,\r\n";
   };
   meta("entered", std::to_string(counts_.entered));
   meta("recorded", std::to_string(counts_.recorded));
@@ -1157,6 +1372,7 @@ inline std::string report::csv() const {
       out += ",,,,,,,,";
       out += device_status_text(0, f.device_captured, f.device_invalid);
     }
+    cupti_cells(f.device_busy_ns, f.device_busy_self_ns, f.kernels, f.copies);
     out += "\r\n";
   }
   i = 0;
@@ -1173,7 +1389,19 @@ inline std::string report::csv() const {
     } else {
       out += ",,,,,,,,n/a";
     }
+    cupti_cells(t.device_busy_ns, t.device_busy_self_ns, t.kernels, t.copies);
     out += "\r\n";
+  }
+  // Kernel summary: name = kernel, value = scope, calls = instances, device_* = per-instance statistics.
+  i = 0;
+  for (const auto& k : kernel_summary_) {
+    out += "kernel," + std::to_string(i++) + ",,,";
+    append_csv_field(out, k.kernel);
+    out += ',';
+    append_csv_field(out, k.scope);
+    out += ',' + std::to_string(k.time.count) + ",,,,,,,,,," + csv_us(k.time.sum) + ",," + csv_us(k.time.mean) + ',' +
+           csv_us(k.time.median) + ',' + csv_us(k.time.min) + ',' + csv_us(k.time.max) + ',' + csv_us(k.time.stddev) +
+           ",,ok,,,,,ok," + format_fixed(k.time_pct, 3) + "\r\n";
   }
   return out;
 }
@@ -1216,6 +1444,17 @@ inline void append_json_stats(std::string& out, const duration_stats& s) {
   append_json_number(out, s.stddev);
 }
 
+/// CUPTI quantities of a row: null unless the CUPTI evidence is valid.
+inline void append_json_cupti(std::string& out, bool valid, std::int64_t busy, std::int64_t busy_self,
+                              std::uint64_t kernels, std::uint64_t copies) {
+  if (!valid) {
+    out += "null";
+    return;
+  }
+  out += "{\"busy\":" + std::to_string(busy) + ",\"busy_self\":" + std::to_string(busy_self) +
+         ",\"kernels\":" + std::to_string(kernels) + ",\"copies\":" + std::to_string(copies) + "}";
+}
+
 }  // namespace detail
 
 inline std::string report::json() const {
@@ -1231,6 +1470,7 @@ inline std::string report::json() const {
   out += sources_.device_valid ? ",\"device_valid\":true" : ",\"device_valid\":false";
   out += ",\"cupti\":";
   append_json_string(out, sources_.cupti);
+  out += sources_.cupti_valid ? ",\"cupti_valid\":true" : ",\"cupti_valid\":false";
   out += ",\"torch\":";
   append_json_string(out, sources_.torch);
   out += "},\"warnings\":";
@@ -1267,6 +1507,8 @@ inline std::string report::json() const {
     }
     out += ",\"device_status\":";
     append_json_string(out, device_status_text(f.device_calls, f.device_captured, f.device_invalid));
+    out += ",\"cupti\":";
+    append_json_cupti(out, sources_.cupti_valid, f.device_busy_ns, f.device_busy_self_ns, f.kernels, f.copies);
     out += '}';
   }
   out += "],\"tree\":[";
@@ -1283,6 +1525,22 @@ inline std::string report::json() const {
              ",\"self\":" + std::to_string(t.device_self_ns) + "}";
     else
       out += "null";
+    out += ",\"cupti\":";
+    append_json_cupti(out, sources_.cupti_valid, t.device_busy_ns, t.device_busy_self_ns, t.kernels, t.copies);
+    out += '}';
+  }
+  out += "],\"kernel_summary\":[";
+  for (std::size_t i = 0; i < kernel_summary_.size(); ++i) {
+    const auto& k = kernel_summary_[i];
+    if (i) out += ',';
+    out += "{\"scope\":";
+    append_json_string(out, k.scope);
+    out += ",\"name\":";
+    append_json_string(out, k.kernel);
+    out += ",\"instances\":" + std::to_string(k.time.count) + ",\"total\":" + std::to_string(k.time.sum) + ",";
+    append_json_stats(out, k.time);
+    out += ",\"time_pct\":";
+    append_json_number(out, k.time_pct);
     out += '}';
   }
   out += "]}\n";
@@ -1318,6 +1576,8 @@ inline std::string report::chrome_trace() const {
   append_json_string(out, sources_.host);
   out += ",\"device_source\":";
   append_json_string(out, sources_.device);
+  out += ",\"cupti_source\":";
+  append_json_string(out, sources_.cupti);
   out += "},\"traceEvents\":[\n";
   out += "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"host\"}}";
   for (const auto& t : threads_) {
@@ -1356,6 +1616,8 @@ inline std::string report::chrome_trace() const {
     out += ",\"pid\":1,\"tid\":" + tid + ",\"ts\":" + format_ns_as_us(s.host_begin_ns - origin_ns_) +
            ",\"dur\":" + format_ns_as_us(s.host_total_ns()) + ",\"args\":{\"host_self_us\":" + format_ns_as_us(s.host_self_ns);
     if (s.device == device_status::ok) out += ",\"device_span_us\":" + format_ns_as_us(s.device_span_ns());
+    if (sources_.cupti_valid)
+      out += ",\"device_busy_us\":" + format_ns_as_us(s.device_busy_ns) + ",\"kernels\":" + std::to_string(s.kernels);
     else if (s.device == device_status::captured) out += ",\"device_span\":\"n/a (captured)\"";
     else if (s.device == device_status::invalid) out += ",\"device_span\":\"n/a (CUDA error)\"";
     if (s.orphan) out += ",\"orphan\":true";
@@ -1372,6 +1634,39 @@ inline std::string report::chrome_trace() const {
            ",\"ts\":" + format_ns_as_us(s.host_begin_ns - origin_ns_) + "}";
     out += ",\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"launch\",\"name\":\"launch\",\"id\":" + id +
            ",\"pid\":2,\"tid\":" + std::to_string(dtid) + ",\"ts\":" + format_ns_as_us(s.device_begin_ns - origin_ns_) + "}";
+  }
+  // CUPTI: process 3, one track per (device, CUPTI stream id) with every kernel, copy and memset, and a
+  // flow arrow from the launching scope (at its host begin) to each of them.
+  std::map<std::pair<std::int32_t, std::uint32_t>, std::size_t> cupti_tracks;
+  for (const auto& a : activities_) cupti_tracks.emplace(std::make_pair(a.device, a.stream), 0);
+  if (!cupti_tracks.empty()) {
+    out += ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":3,\"tid\":0,\"args\":{\"name\":\"device (CUPTI)\"}}";
+    std::size_t k = 0;
+    for (auto& [key, tid] : cupti_tracks) {
+      tid = ++k;
+      out += ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":3,\"tid\":" + std::to_string(tid) + ",\"args\":{\"name\":";
+      append_json_string(out, "GPU " + std::to_string(key.first) + " stream " + std::to_string(key.second));
+      out += "}}";
+    }
+  }
+  for (const auto& a : activities_) {
+    const std::string dtid = std::to_string(cupti_tracks[std::make_pair(a.device, a.stream)]);
+    out += ",\n{\"ph\":\"X\",\"cat\":\"";
+    out += a.kind == activity_kind::kernel ? "kernel" : a.kind == activity_kind::memcpy ? "memcpy" : "memset";
+    out += "\",\"name\":";
+    append_json_string(out, a.name < activity_names_.size() ? activity_names_[a.name] : std::string());
+    out += ",\"pid\":3,\"tid\":" + dtid + ",\"ts\":" + format_ns_as_us(a.begin_ns - origin_ns_) +
+           ",\"dur\":" + format_ns_as_us(a.duration_ns());
+    if (a.graph) out += ",\"args\":{\"graph\":" + std::to_string(a.graph) + "}";
+    out += "}";
+    if (a.instance < 0 || static_cast<std::size_t>(a.instance) >= instances_.size()) continue;
+    const scope_instance& s = instances_[static_cast<std::size_t>(a.instance)];
+    const std::string tid = std::to_string((s.thread < threads_.size() ? threads_[s.thread].index : s.thread) + 1);
+    const std::string id = std::to_string(++flow_id);
+    out += ",\n{\"ph\":\"s\",\"cat\":\"cupti\",\"name\":\"launch\",\"id\":" + id + ",\"pid\":1,\"tid\":" + tid +
+           ",\"ts\":" + format_ns_as_us(s.host_begin_ns - origin_ns_) + "}";
+    out += ",\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"cupti\",\"name\":\"launch\",\"id\":" + id +
+           ",\"pid\":3,\"tid\":" + dtid + ",\"ts\":" + format_ns_as_us(a.begin_ns - origin_ns_) + "}";
   }
   out += "\n]}\n";
   return out;
@@ -1636,6 +1931,7 @@ inline std::atomic<std::uint32_t> g_default_device_every{1};
 struct registry {
   std::mutex mu;  // sites, threads, collect and reset (taken before any thread_buffer::mu)
   std::vector<std::unique_ptr<site_info>> sites;
+  std::unordered_map<std::string, std::uint32_t> named_device_every;  // set_device_sampling(name, n), also for sites not seen yet
   std::unordered_map<std::string, site_info*> dynamic_sites;
   std::vector<thread_buffer*> threads;
   std::uint32_t next_ordinal = 0;
@@ -1849,8 +2145,12 @@ inline site_info* make_site_locked(registry& r, std::string_view name, const cal
   info->id = static_cast<std::uint32_t>(r.sites.size());
   info->colour = colour_for_name(info->name);
   info->host_only = cs.host_only;
-  info->device_every.store(cs.host_only ? 0u : g_default_device_every.load(std::memory_order_relaxed),
-                           std::memory_order_relaxed);
+  std::uint32_t every = g_default_device_every.load(std::memory_order_relaxed);
+  if (!r.named_device_every.empty()) {
+    const auto named = r.named_device_every.find(info->name);
+    if (named != r.named_device_every.end()) every = named->second;
+  }
+  info->device_every.store(cs.host_only ? 0u : every, std::memory_order_relaxed);
   nvtx_register_site(info->nvtx, info->name.c_str(), info->colour);
   r.sites.push_back(std::move(info));
   return r.sites.back().get();
@@ -1961,6 +2261,8 @@ inline site_info* lookup_dynamic_site(call_site& cs, std::string_view name) noex
 //   SCOPEPROF_DEVICE=0|1          device timing from CUDA events (CUDA builds; default 1)
 //   SCOPEPROF_DEVICE_SAMPLE=N     device-time every Nth entry of each call site (default 1: every entry)
 //   SCOPEPROF_DEVICE_WAIT_MS=N    longest collect() waits for a stream's newest event (default 5000)
+//   SCOPEPROF_CUPTI=0|1           CUPTI collector (SCOPEPROF_WITH_CUPTI builds; default 0: CUPTI untouched)
+//   SCOPEPROF_CUPTI_LIBRARY=PATH  the libcupti to load (default: one already loaded, else libcupti.so.13)
 
 // ---- begin scopeprof/backends/cuda_events.hpp ----
 // scopeprof: device time per scope from CUDA events (SCOPEPROF_WITH_CUDA=1).
@@ -1974,11 +2276,110 @@ inline site_info* lookup_dynamic_site(call_site& cs, std::string_view name) noex
 //
 // Errors never reach the program: a failing CUDA call switches device timing off for that device, the
 // reason goes into the report header, and the program's own pending error (cudaPeekAtLastError) is left
-// as it would have been without scopeprof.
+// as it would have been without scopeprof. A scope's boundaries call the driver directly (entry points
+// fetched through the runtime once): cheaper than the runtime wrappers, and driver calls never touch the
+// runtime's last-error state, so the hot path needs no error bookkeeping.
 
+// ---- begin scopeprof/backends/torch.hpp ----
+// scopeprof: LibTorch backend (SCOPEPROF_WITH_TORCH=1).
+//
+// Each scope opens an at::RecordFunction with RecordScope::USER_SCOPE, so the torch profiler shows it as a
+// user_annotation (and, with CUDA activity, a gpu_user_annotation over the kernels it launched), but only
+// while someone listens: with no RecordFunction callback registered for USER_SCOPE the scope pays one call
+// to at::getStepCallbacksUnlessEmpty (a thread-local read and an atomic version check) and nothing else: no
+// lock, no allocation. The RecordFunction lives inside the scope object (it can be neither copied nor moved).
+//
+// CUDA builds whose LibTorch has CUDA (SCOPEPROF_TORCH_CUDA=1, set by the CMake target) time a scope with no
+// stream named on torch's current CUDA stream, like the work torch launches inside it.
+
+
+#if SCOPEPROF_ENABLED && SCOPEPROF_WITH_TORCH
+#include <ATen/record_function.h>
+
+#include <optional>
+#include <utility>
+
+// torch's current CUDA stream: needs LibTorch built with CUDA (libc10_cuda), which the header alone does not
+// prove (Debian's CPU-only libtorch-dev ships c10/cuda/ headers without the library); the CMake target says.
+#ifndef SCOPEPROF_TORCH_CUDA
+#define SCOPEPROF_TORCH_CUDA 0
+#endif
+#if SCOPEPROF_TORCH_CUDA && SCOPEPROF_WITH_CUDA
+#include <c10/cuda/CUDAStream.h>
+#endif
+#endif
+
+namespace scopeprof {
+namespace detail {
+
+#if SCOPEPROF_ENABLED && SCOPEPROF_WITH_TORCH
+/// Per-scope state of the torch backend (lives inside scopeprof::scope).
+struct torch_scope {
+  SCOPEPROF_ALWAYS_INLINE void enter(const site_info& site) noexcept {
+    // The listener check is the whole cost when nobody listens; the rest stays out of line.
+    auto callbacks = at::getStepCallbacksUnlessEmpty(at::RecordScope::USER_SCOPE);
+    if (SCOPEPROF_UNLIKELY(callbacks.has_value())) open(std::move(*callbacks), site);
+  }
+
+  SCOPEPROF_ALWAYS_INLINE void leave() noexcept {
+    if (SCOPEPROF_UNLIKELY(record_.has_value())) close();
+  }
+
+ private:
+  // The name is the site's own string: site_info objects live as long as the process (the registry is
+  // never destroyed), so the pointer handed to torch stays valid whatever torch keeps.
+  SCOPEPROF_NOINLINE void open(at::StepCallbacks&& callbacks, const site_info& site) noexcept {
+    try {
+      record_.emplace(std::move(callbacks));
+      if (record_->isActive()) record_->before(site.name.c_str());
+    } catch (...) {
+      // A throwing observer must not reach user code: the scope goes on without its torch entry.
+      record_.reset();
+    }
+  }
+
+  SCOPEPROF_NOINLINE void close() noexcept {
+    try {
+      record_->end();  // runs the end callbacks now, inside the host scope
+    } catch (...) {
+    }
+    try {
+      record_.reset();
+    } catch (...) {
+    }
+  }
+
+  std::optional<at::RecordFunction> record_;
+};
+
+#if SCOPEPROF_TORCH_CUDA && SCOPEPROF_WITH_CUDA
+/// torch's current CUDA stream on `device` (nullptr if torch cannot say). Asked only when a scope names no
+/// stream and is about to be device-timed (after sampling), with the device already known, so torch
+/// need not look it up.
+SCOPEPROF_NOINLINE inline cudaStream_t torch_current_stream(int device) noexcept {
+  try {
+    return c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(device)).stream();
+  } catch (...) {
+    return nullptr;
+  }
+}
+#endif
+
+/// What the report's evidence line says about the torch backend in this build.
+inline const char* torch_evidence_text() noexcept {
+  return "RecordFunction USER_SCOPE entries while a torch profiler listens (SCOPEPROF_WITH_TORCH=1)";
+}
+#else
+inline const char* torch_evidence_text() noexcept { return "not built (SCOPEPROF_WITH_TORCH=0)"; }
+#endif
+
+}  // namespace detail
+}  // namespace scopeprof
+// ---- end scopeprof/backends/torch.hpp ----
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -1989,6 +2390,7 @@ inline site_info* lookup_dynamic_site(call_site& cs, std::string_view name) noex
 #include <vector>
 
 #if SCOPEPROF_WITH_CUDA
+#include <cuda.h>  // driver API types only: the entry points are fetched through the runtime, nothing links libcuda
 #include <cuda_runtime_api.h>
 #endif
 
@@ -2000,6 +2402,65 @@ enum : std::uint8_t { device_timing_uninitialised = 0, device_timing_on = 1, dev
 inline std::atomic<std::uint8_t> g_device_timing{device_timing_uninitialised};
 
 #if SCOPEPROF_WITH_CUDA
+
+/// A device's pool of free events: a bounded queue that any thread can take from and give back to with
+/// one compare-and-swap per event and no lock (each cell carries a sequence number that says whether
+/// it is ready to be written or read in the current lap), so a scope refilling its thread's cache never
+/// waits for collect(). Fixed capacity; what does not fit waits in the device's overflow list.
+class event_pool {
+ public:
+  static constexpr std::size_t capacity = 65536;  // 1 MiB per device used: 32768 timed scopes between collects
+  event_pool() : cells_(new cell[capacity]) {
+    for (std::size_t i = 0; i < capacity; ++i) cells_[i].seq.store(i, std::memory_order_relaxed);
+  }
+  bool put(cudaEvent_t ev) noexcept {
+    std::size_t pos = tail_.load(std::memory_order_relaxed);
+    for (;;) {
+      cell& c = cells_[pos & (capacity - 1)];
+      const std::size_t seq = c.seq.load(std::memory_order_acquire);
+      const auto lap = static_cast<std::ptrdiff_t>(seq - pos);
+      if (lap == 0) {
+        if (tail_.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
+          c.ev = ev;
+          c.seq.store(pos + 1, std::memory_order_release);
+          return true;
+        }
+      } else if (lap < 0) {
+        return false;  // full
+      } else {
+        pos = tail_.load(std::memory_order_relaxed);
+      }
+    }
+  }
+  bool take(cudaEvent_t& ev) noexcept {
+    std::size_t pos = head_.load(std::memory_order_relaxed);
+    for (;;) {
+      cell& c = cells_[pos & (capacity - 1)];
+      const std::size_t seq = c.seq.load(std::memory_order_acquire);
+      const auto lap = static_cast<std::ptrdiff_t>(seq - (pos + 1));
+      if (lap == 0) {
+        if (head_.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
+          ev = c.ev;
+          c.seq.store(pos + capacity, std::memory_order_release);
+          return true;
+        }
+      } else if (lap < 0) {
+        return false;  // empty
+      } else {
+        pos = head_.load(std::memory_order_relaxed);
+      }
+    }
+  }
+
+ private:
+  struct cell {
+    std::atomic<std::size_t> seq{0};
+    cudaEvent_t ev = nullptr;
+  };
+  std::unique_ptr<cell[]> cells_;
+  alignas(64) std::atomic<std::size_t> head_{0};
+  alignas(64) std::atomic<std::size_t> tail_{0};
+};
 
 /// Per CUDA device: reference event, private stream, event pool, failure state.
 struct device_context {
@@ -2014,8 +2475,9 @@ struct device_context {
   // offsets stay short (cudaEventElapsedTime is a float in ms: precision falls as offsets grow).
   std::vector<std::pair<cudaEvent_t, std::int64_t>> references;
   std::atomic<std::uint32_t> current_reference{0};
-  std::vector<cudaEvent_t> free_events;
-  std::uint64_t events_created = 0;
+  event_pool free_events;
+  std::vector<cudaEvent_t> overflow_events;  // under mu: returned events that found the pool full
+  std::atomic<std::uint64_t> events_created{0};
   std::uint64_t scopes_timed = 0;  // resolved spans, for the report header
 };
 
@@ -2047,6 +2509,55 @@ inline thread_local thread_event_cache t_event_cache;
 /// unless the program already had one pending.
 inline void forget_our_error(cudaError_t pending_before) noexcept {
   if (pending_before == cudaSuccess) (void)cudaGetLastError();
+}
+
+/// The four driver calls a device-timed scope makes, fetched once through the runtime
+/// (cudaGetDriverEntryPointByVersion, so nothing links libcuda). Driver calls return their error and leave
+/// the runtime's per-thread last error alone: the hot path needs no cudaPeekAtLastError to keep the
+/// program's error state as it was. Without them (an old driver), scopes use the runtime calls.
+struct driver_calls {
+  using ctx_get_device_fn = CUresult (*)(CUdevice*);
+  using stream_is_capturing_fn = CUresult (*)(CUstream, CUstreamCaptureStatus*);
+  using event_record_fn = CUresult (*)(CUevent, CUstream);
+  using event_record_with_flags_fn = CUresult (*)(CUevent, CUstream, unsigned int);
+  ctx_get_device_fn ctx_get_device = nullptr;
+  stream_is_capturing_fn stream_is_capturing = nullptr;
+  event_record_fn event_record = nullptr;
+  event_record_with_flags_fn event_record_with_flags = nullptr;
+  bool ok = false;
+};
+inline driver_calls g_driver;  // written once by probe_devices(), before device timing is switched on
+
+template <class Fn>
+inline bool driver_entry(const char* symbol, Fn& fn) noexcept {
+  void* p = nullptr;
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  // 12000: the ABI of these four calls has been stable since CUDA 12.0; default-stream flags: handle 0 is
+  // the legacy stream, and the per-thread stream is passed explicitly as cudaStreamPerThread.
+#if CUDART_VERSION >= 12050
+  if (cudaGetDriverEntryPointByVersion(symbol, &p, 12000, cudaEnableDefault, &found) != cudaSuccess ||
+      found != cudaDriverEntryPointSuccess || p == nullptr)
+    return false;
+#elif CUDART_VERSION >= 12000
+  if (cudaGetDriverEntryPoint(symbol, &p, cudaEnableDefault, &found) != cudaSuccess ||
+      found != cudaDriverEntryPointSuccess || p == nullptr)
+    return false;
+#else
+  (void)symbol;
+  (void)fn;
+  (void)p;
+  (void)found;
+  return false;
+#endif
+  fn = reinterpret_cast<Fn>(p);
+  return true;
+}
+
+inline void load_driver_calls() noexcept {
+  driver_calls c;
+  c.ok = driver_entry("cuCtxGetDevice", c.ctx_get_device) && driver_entry("cuStreamIsCapturing", c.stream_is_capturing) &&
+         driver_entry("cuEventRecord", c.event_record) && driver_entry("cuEventRecordWithFlags", c.event_record_with_flags);
+  if (c.ok) g_driver = c;
 }
 
 inline std::string cuda_error_text(cudaError_t e) {
@@ -2081,6 +2592,8 @@ SCOPEPROF_NOINLINE inline void probe_devices() noexcept {
       g_device_timing.store(device_timing_off, std::memory_order_release);
       return;
     }
+    load_driver_calls();
+    forget_our_error(pending);
     d.count = n;
     for (int i = 0; i < n; ++i) {
       d.devices.push_back(std::make_unique<device_context>());
@@ -2151,43 +2664,56 @@ inline device_context* context_for(int device) noexcept {
   return ctx->failed ? nullptr : ctx;
 }
 
+/// Return an event to its device's pool (to the overflow list if the pool is full; destroyed if even
+/// that fails).
+inline void pool_event(device_context& ctx, cudaEvent_t ev) noexcept {
+  if (ctx.free_events.put(ev)) return;
+  try {
+    std::lock_guard<std::mutex> lock(ctx.mu);
+    ctx.overflow_events.push_back(ev);
+    return;
+  } catch (...) {
+  }
+  const cudaError_t pending = cudaPeekAtLastError();
+  if (cudaEventDestroy(ev) != cudaSuccess) forget_our_error(pending);
+}
+
 /// Return the calling thread's cached events to their device pool.
 inline void flush_event_cache(thread_event_cache& cache) noexcept {
   if (cache.count == 0 || cache.device < 0) return;
   device_context* ctx = the_devices().devices[static_cast<std::size_t>(cache.device)].get();
-  try {
-    std::lock_guard<std::mutex> lock(ctx->mu);
-    ctx->free_events.insert(ctx->free_events.end(), cache.events, cache.events + cache.count);
-  } catch (...) {
-  }
+  for (std::uint32_t i = 0; i < cache.count; ++i) pool_event(*ctx, cache.events[i]);
   cache.count = 0;
 }
 
-/// Refill the thread's event cache from the device pool, creating a chunk of events when it is empty.
+/// Refill the thread's event cache from the device pool (lock-free); only when the pool is empty, create
+/// a chunk of events (not a steady state: collect() gives resolved events back).
 SCOPEPROF_NOINLINE inline bool refill_event_cache(thread_event_cache& cache, device_context& ctx) noexcept {
   if (cache.device != ctx.ordinal) {
     flush_event_cache(cache);
     cache.device = ctx.ordinal;
   }
+  while (cache.count < event_cache_size && ctx.free_events.take(cache.events[cache.count])) ++cache.count;
+  if (cache.count > 0) return true;
+  // The pool is empty: more than its capacity is in flight, or the events are still being created.
   try {
     std::lock_guard<std::mutex> lock(ctx.mu);
-    while (cache.count < event_cache_size && !ctx.free_events.empty()) {
-      cache.events[cache.count++] = ctx.free_events.back();
-      ctx.free_events.pop_back();
-    }
-    if (cache.count > 0) return true;
-    const cudaError_t pending = cudaPeekAtLastError();
-    for (std::uint32_t i = 0; i < event_cache_size; ++i) {
-      cudaEvent_t ev = nullptr;
-      const cudaError_t e = cudaEventCreate(&ev);
-      if (e != cudaSuccess) {
-        forget_our_error(pending);
-        break;
-      }
-      cache.events[cache.count++] = ev;
-      ++ctx.events_created;
+    while (cache.count < event_cache_size && !ctx.overflow_events.empty()) {
+      cache.events[cache.count++] = ctx.overflow_events.back();
+      ctx.overflow_events.pop_back();
     }
   } catch (...) {
+  }
+  if (cache.count > 0) return true;
+  const cudaError_t pending = cudaPeekAtLastError();
+  for (std::uint32_t i = 0; i < event_cache_size; ++i) {
+    cudaEvent_t ev = nullptr;
+    if (cudaEventCreate(&ev) != cudaSuccess) {
+      forget_our_error(pending);
+      break;
+    }
+    cache.events[cache.count++] = ev;
+    ctx.events_created.fetch_add(1, std::memory_order_relaxed);
   }
   return cache.count > 0;
 }
@@ -2202,14 +2728,7 @@ inline cudaEvent_t take_event(device_context& ctx) noexcept {
 inline void give_back_event(cudaEvent_t ev, int device) noexcept {
   thread_event_cache& cache = t_event_cache;
   if (cache.device == device && cache.count < event_cache_size) cache.events[cache.count++] = ev;
-  else {
-    device_context* ctx = the_devices().devices[static_cast<std::size_t>(device)].get();
-    try {
-      std::lock_guard<std::mutex> lock(ctx->mu);
-      ctx->free_events.push_back(ev);
-    } catch (...) {
-    }
-  }
+  else pool_event(*the_devices().devices[static_cast<std::size_t>(device)], ev);
 }
 
 /// What a timed scope holds between its two boundaries.
@@ -2225,46 +2744,71 @@ inline cudaError_t record_event(cudaEvent_t ev, cudaStream_t stream, bool captur
   return captured ? cudaEventRecordWithFlags(ev, stream, cudaEventRecordExternal) : cudaEventRecord(ev, stream);
 }
 
-/// Scope entry: decide (sampling) and record the begin event. Never waits.
-SCOPEPROF_NOINLINE inline void device_begin(device_scope& s, site_info& site, cudaStream_t stream) noexcept {
-  if (SCOPEPROF_UNLIKELY(g_device_timing.load(std::memory_order_acquire) == device_timing_uninitialised)) probe_devices();
-  if (g_device_timing.load(std::memory_order_relaxed) != device_timing_on) return;
-  const std::uint32_t every = site.device_every.load(std::memory_order_relaxed);
-  if (every == 0) return;
-  if (every > 1 && site.device_entries.fetch_add(1, std::memory_order_relaxed) % every != 0) return;
+/// The stream a scope without one is timed on: torch's current stream on `device` in builds with
+/// LibTorch's CUDA part, else the legacy default stream, or the calling thread's per-thread default
+/// stream when the program is built with --default-stream per-thread.
+SCOPEPROF_ALWAYS_INLINE cudaStream_t default_stream_policy(cudaStream_t stream, int device) noexcept {
+  if (stream != nullptr) return stream;
+#if SCOPEPROF_WITH_TORCH && SCOPEPROF_TORCH_CUDA
+  if (cudaStream_t t = torch_current_stream(device)) return t;
+#else
+  (void)device;
+#endif
+#if defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
+  return cudaStreamPerThread;
+#else
+  return nullptr;
+#endif
+}
+
+/// Errors that mean "this stream or event is not usable here" (a stream of another device or context,
+/// a destroyed stream), as opposed to a device that stopped working.
+inline bool local_error(int code) noexcept {
+  return code == cudaErrorInvalidResourceHandle || code == cudaErrorInvalidValue;
+}
+
+/// Capture id of a stream being captured (runtime call, only on captured streams). 0 on failure.
+SCOPEPROF_NOINLINE inline unsigned long long capture_id_of(cudaStream_t stream) noexcept {
+  const cudaError_t pending = cudaPeekAtLastError();
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  unsigned long long id = 0;
+  if (cudaStreamGetCaptureInfo(stream, &status, &id) != cudaSuccess) {
+    forget_our_error(pending);
+    return 0;
+  }
+  return status == cudaStreamCaptureStatusActive ? id : 0;
+}
+
+inline void note_skipped() noexcept { the_devices().skipped.fetch_add(1, std::memory_order_relaxed); }
+
+/// Scope entry through the runtime API: a thread with no current CUDA context yet, or a driver without
+/// the entry points. Keeps the program's pending error as it was.
+SCOPEPROF_NOINLINE inline void device_begin_runtime(device_scope& s, cudaStream_t stream) noexcept {
   const cudaError_t pending = cudaPeekAtLastError();
   int device = -1;
   if (cudaGetDevice(&device) != cudaSuccess) {
     forget_our_error(pending);
-    the_devices().skipped.fetch_add(1, std::memory_order_relaxed);
-    return;
+    return note_skipped();
   }
   device_context* ctx = context_for(device);
-  if (ctx == nullptr) {
-    the_devices().skipped.fetch_add(1, std::memory_order_relaxed);
-    return;
-  }
+  if (ctx == nullptr) return note_skipped();
+  stream = default_stream_policy(stream, device);
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   unsigned long long capture_id = 0;
   cudaError_t e = cudaStreamGetCaptureInfo(stream, &status, &capture_id);
   if (e != cudaSuccess || status == cudaStreamCaptureStatusInvalidated) {
     if (e != cudaSuccess) forget_our_error(pending);
-    the_devices().skipped.fetch_add(1, std::memory_order_relaxed);
-    return;
+    return note_skipped();
   }
   const bool captured = status == cudaStreamCaptureStatusActive;
   cudaEvent_t ev = take_event(*ctx);
-  if (ev == nullptr) {
-    the_devices().skipped.fetch_add(1, std::memory_order_relaxed);
-    return;
-  }
+  if (ev == nullptr) return note_skipped();
   e = record_event(ev, stream, captured);
   if (e != cudaSuccess) {
     forget_our_error(pending);
     give_back_event(ev, device);
-    if (e != cudaErrorInvalidResourceHandle && e != cudaErrorInvalidValue) fail_device(*ctx, "cudaEventRecord", e);
-    the_devices().skipped.fetch_add(1, std::memory_order_relaxed);
-    return;
+    if (!local_error(e)) fail_device(*ctx, "cudaEventRecord", e);
+    return note_skipped();
   }
   s.begin = ev;
   s.stream = stream;
@@ -2273,23 +2817,69 @@ SCOPEPROF_NOINLINE inline void device_begin(device_scope& s, site_info& site, cu
   s.capture_id = captured ? capture_id : 0;
 }
 
+/// Scope entry: decide (sampling) and record the begin event. Never waits. Steady state: three driver
+/// calls (current device, capture status, event record), no runtime error-state traffic.
+SCOPEPROF_NOINLINE inline void device_begin(device_scope& s, site_info& site, cudaStream_t stream) noexcept {
+  if (SCOPEPROF_UNLIKELY(g_device_timing.load(std::memory_order_acquire) == device_timing_uninitialised)) probe_devices();
+  if (g_device_timing.load(std::memory_order_relaxed) != device_timing_on) return;
+  const std::uint32_t every = site.device_every.load(std::memory_order_relaxed);
+  if (every == 0) return;
+  if (every > 1 && site.device_entries.fetch_add(1, std::memory_order_relaxed) % every != 0) return;
+  const driver_calls& drv = g_driver;
+  if (SCOPEPROF_UNLIKELY(!drv.ok)) return device_begin_runtime(s, stream);
+  CUdevice device = -1;
+  if (drv.ctx_get_device(&device) != CUDA_SUCCESS) return device_begin_runtime(s, stream);
+  device_context* ctx = context_for(static_cast<int>(device));
+  if (ctx == nullptr) return note_skipped();
+  stream = default_stream_policy(stream, static_cast<int>(device));
+  // Also guards the legacy stream: querying it while another stream captures in global mode returns an
+  // error (and records nothing), where recording on it would invalidate that capture.
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  CUresult r = drv.stream_is_capturing(stream, &status);
+  if (r != CUDA_SUCCESS || status == CU_STREAM_CAPTURE_STATUS_INVALIDATED) return note_skipped();
+  unsigned long long capture_id = 0;
+  if (status == CU_STREAM_CAPTURE_STATUS_ACTIVE && (capture_id = capture_id_of(stream)) == 0) return note_skipped();
+  cudaEvent_t ev = take_event(*ctx);
+  if (ev == nullptr) return note_skipped();
+  r = capture_id != 0 ? drv.event_record_with_flags(ev, stream, CU_EVENT_RECORD_EXTERNAL) : drv.event_record(ev, stream);
+  if (r != CUDA_SUCCESS) {
+    give_back_event(ev, static_cast<int>(device));
+    // CUresult and cudaError_t share their codes for these errors.
+    if (!local_error(static_cast<int>(r))) fail_device(*ctx, "cuEventRecord", static_cast<cudaError_t>(r));
+    return note_skipped();
+  }
+  s.begin = ev;
+  s.stream = stream;
+  s.device = static_cast<int>(device);
+  s.reference = ctx->current_reference.load(std::memory_order_acquire);
+  s.capture_id = capture_id;
+}
+
 /// Scope exit, before the host end time is read: record the end event. Returns it (null on failure).
 SCOPEPROF_NOINLINE inline cudaEvent_t device_end(device_scope& s) noexcept {
   device_context* ctx = the_devices().devices[static_cast<std::size_t>(s.device)].get();
   cudaEvent_t ev = ctx->failed ? nullptr : take_event(*ctx);
   if (ev != nullptr) {
-    const cudaError_t pending = cudaPeekAtLastError();
-    const cudaError_t e = record_event(ev, s.stream, s.capture_id != 0);
-    if (e != cudaSuccess) {
-      forget_our_error(pending);
+    const bool captured = s.capture_id != 0;
+    const driver_calls& drv = g_driver;
+    int code;
+    if (SCOPEPROF_LIKELY(drv.ok)) {
+      code = static_cast<int>(captured ? drv.event_record_with_flags(ev, s.stream, CU_EVENT_RECORD_EXTERNAL)
+                                       : drv.event_record(ev, s.stream));
+    } else {
+      const cudaError_t pending = cudaPeekAtLastError();
+      code = record_event(ev, s.stream, captured);
+      if (code != cudaSuccess) forget_our_error(pending);
+    }
+    if (code != 0) {
       give_back_event(ev, s.device);
       ev = nullptr;
-      if (e != cudaErrorInvalidResourceHandle) fail_device(*ctx, "cudaEventRecord", e);
+      if (!local_error(code)) fail_device(*ctx, "cudaEventRecord", static_cast<cudaError_t>(code));
     }
   }
   if (ev == nullptr) {
     if (s.capture_id == 0) give_back_event(s.begin, s.device);  // (a captured one may still be recorded by replays)
-    the_devices().skipped.fetch_add(1, std::memory_order_relaxed);
+    note_skipped();
   }
   return ev;
 }
@@ -2454,6 +3044,931 @@ inline void set_device_timing(bool on) noexcept {
 
 }  // namespace scopeprof
 // ---- end scopeprof/backends/cuda_events.hpp ----
+// ---- begin scopeprof/backends/cupti.hpp ----
+// scopeprof: CUPTI collector (SCOPEPROF_WITH_CUPTI=1): every kernel, memcpy and memset a scope launched,
+// attributed to the innermost scope through CUPTI external correlation (kind CUSTOM2; Kineto uses CUSTOM0
+// and CUSTOM1).
+//
+//   scopeprof::set_cupti(true);     // or SCOPEPROF_CUPTI=1; off by default: scopeprof never touches CUPTI
+//   ... scopes launching kernels ...
+//   auto r = scopeprof::collect();  // device busy and kernel counts per scope, kernel summary
+//   scopeprof::set_cupti(false);    // release CUPTI, so a later torch profiler or Nsight run can have it
+//
+// libcupti is loaded at run time (dlopen: a copy already in the process first, e.g. the torch wheel's, then
+// libcupti.so.13 and libcupti.so; SCOPEPROF_CUPTI_LIBRARY=PATH overrides), so only the CUPTI headers are
+// needed to build. CUPTI allows one subscriber per process: scopeprof subscribes first, and if another tool
+// holds CUPTI (Nsight Systems, Nsight Compute, compute-sanitizer, a torch profiler session) it collects
+// nothing and every report says "withheld" with the cause. A probe (a 4-byte memset on a private stream,
+// tagged with its own external id) at the start and at every collect() checks that records still arrive;
+// when they stop (another collector re-registered CUPTI's process-wide buffers) the CUPTI data is marked
+// invalid instead of giving partial sums.
+
+// ---- begin scopeprof/detail/activity.hpp ----
+// scopeprof: CUPTI activity records as the collector keeps them, and their attribution to scopes. Plain
+// data and pure functions (no CUPTI header), so the logic is tested on machines without a GPU.
+
+
+#include <cstdint>
+#include <iterator>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace scopeprof {
+namespace detail {
+
+/// One kernel, memcpy or memset as received, times already on the host timeline (steady_clock ns).
+struct activity_entry {
+  activity_kind kind = activity_kind::kernel;
+  std::uint32_t correlation = 0;  // CUDA API correlation id (for a graph's kernels: the graph launch's)
+  std::int32_t device = -1;
+  std::uint32_t stream = 0;
+  std::uint32_t graph = 0;
+  std::int64_t begin_ns = 0;
+  std::int64_t end_ns = 0;
+  std::uint32_t name = 0;  // index into activity_log::names()
+};
+
+enum class attribute_result { attributed, outside, ignore };
+
+struct attribution {
+  std::uint64_t kernels = 0;  // attributed or not, probe records excluded
+  std::uint64_t copies = 0;
+  std::uint64_t outside = 0;  // launched outside any recorded scope (or its scope was dropped / discarded)
+};
+
+struct probe_check {
+  bool correlation_seen = false;
+  bool memset_seen = false;
+};
+
+/// Records received since the last reset(), with kernel names interned and the external ids (CUSTOM2)
+/// of the CUDA API calls that launched them.
+class activity_log {
+ public:
+  std::uint32_t intern(std::string_view name) {
+    auto it = name_ids_.find(std::string(name));
+    if (it != name_ids_.end()) return it->second;
+    const auto id = static_cast<std::uint32_t>(names_.size());
+    names_.emplace_back(name);
+    name_ids_.emplace(names_.back(), id);
+    return id;
+  }
+  void add(const activity_entry& e) { entries_.push_back(e); }
+  void correlate(std::uint32_t correlation, std::uint64_t external) { external_of_[correlation] = external; }
+
+  const std::vector<std::string>& names() const noexcept { return names_; }
+  const std::vector<activity_entry>& entries() const noexcept { return entries_; }
+
+  /// Did the probe tagged `external` come back: its external-correlation record, and a memset (received
+  /// after record `from`) with the same correlation id?
+  probe_check check_probe(std::uint64_t external, std::size_t from) const {
+    probe_check r;
+    std::uint32_t correlation = 0;
+    for (const auto& [corr, ext] : external_of_)
+      if (ext == external) {
+        r.correlation_seen = true;
+        correlation = corr;
+        break;
+      }
+    for (std::size_t i = from; i < entries_.size(); ++i)
+      if (entries_[i].kind == activity_kind::memset && (!r.correlation_seen || entries_[i].correlation == correlation)) {
+        r.memset_seen = true;
+        break;
+      }
+    return r;
+  }
+
+  /// Attribute every record: `place(external, thread, record)` says where the scope with this external id
+  /// is in the snapshot. Appends to `out` and returns the counts.
+  template <class Place>
+  attribution attribute(Place&& place, std::vector<raw_activity>& out) const {
+    attribution a;
+    out.reserve(out.size() + entries_.size());
+    for (const auto& e : entries_) {
+      raw_activity r;
+      r.kind = e.kind;
+      r.name = e.name;
+      r.device = e.device;
+      r.stream = e.stream;
+      r.graph = e.graph;
+      r.begin_ns = e.begin_ns;
+      r.end_ns = e.end_ns;
+      attribute_result where = attribute_result::outside;
+      const auto it = external_of_.find(e.correlation);
+      if (it != external_of_.end()) where = place(it->second, r.thread, r.record);
+      if (where == attribute_result::ignore) continue;
+      if (where == attribute_result::outside) {
+        r.thread = -1;
+        r.record = -1;
+        ++a.outside;
+      }
+      if (e.kind == activity_kind::kernel) ++a.kernels;
+      else ++a.copies;
+      out.push_back(r);
+    }
+    return a;
+  }
+
+  /// Forget records whose external id `finished(external)` says belongs to a finished scope, and every
+  /// record launched outside a scope; kernels of scopes still open stay for the report that has them.
+  template <class Finished>
+  void discard_if(Finished&& finished) {
+    std::vector<activity_entry> kept;
+    for (const auto& e : entries_) {
+      const auto it = external_of_.find(e.correlation);
+      if (it != external_of_.end() && !finished(it->second)) kept.push_back(e);
+    }
+    entries_.swap(kept);
+    for (auto it = external_of_.begin(); it != external_of_.end();)
+      it = finished(it->second) ? external_of_.erase(it) : std::next(it);
+  }
+
+ private:
+  std::vector<std::string> names_;
+  std::unordered_map<std::string, std::uint32_t> name_ids_;
+  std::vector<activity_entry> entries_;
+  std::unordered_map<std::uint32_t, std::uint64_t> external_of_;
+};
+
+}  // namespace detail
+}  // namespace scopeprof
+// ---- end scopeprof/detail/activity.hpp ----
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#if SCOPEPROF_ENABLED && SCOPEPROF_WITH_CUPTI
+#include <cupti_activity.h>
+#include <cupti_callbacks.h>
+#include <dlfcn.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#endif
+
+namespace scopeprof {
+namespace detail {
+
+#if SCOPEPROF_ENABLED && SCOPEPROF_WITH_CUPTI
+
+/// Read at every scope entry (relaxed): non-zero while the collector is on.
+inline std::atomic<std::uint8_t> g_cupti_on{0};
+
+/// One finished scope's external id (its sequence number on its thread) and its host record index.
+struct cupti_pair {
+  std::uint64_t seq;
+  std::uint64_t host_index;
+};
+struct cupti_pair_chunk {
+  static constexpr std::uint32_t capacity = 2048;
+  std::uint64_t first = 0;
+  cupti_pair pairs[capacity];
+};
+
+/// Per thread: the pairs its scopes stored (owner appends, collect() reads up to `published`).
+struct cupti_thread {
+  thread_buffer* owner = nullptr;
+  std::uint32_t slot = 0;
+  std::uint64_t next_seq = 0;  // owner only
+  cupti_pair* cursor = nullptr;
+  cupti_pair* limit = nullptr;
+  std::atomic<std::uint64_t> published{0};
+  std::mutex mu;  // chunks and floor
+  std::vector<cupti_pair_chunk*> chunks;
+  std::uint64_t floor = 0;  // pairs before this were discarded by reset()
+};
+inline thread_local cupti_thread* t_cupti = nullptr;
+
+constexpr unsigned cupti_seq_bits = 40;
+constexpr std::uint64_t cupti_seq_mask = (std::uint64_t{1} << cupti_seq_bits) - 1;
+constexpr std::uint64_t cupti_probe_slot = (std::uint64_t{1} << (64 - cupti_seq_bits)) - 1;  // ids of the probe
+
+/// The CUPTI entry points scopeprof uses, resolved with dlsym.
+struct cupti_api {
+  decltype(&cuptiSubscribe) subscribe = nullptr;
+  decltype(&cuptiSubscribe_v2) subscribe_v2 = nullptr;  // optional: names the tool that holds CUPTI
+  decltype(&cuptiUnsubscribe) unsubscribe = nullptr;
+  decltype(&cuptiActivityEnable) enable = nullptr;
+  decltype(&cuptiActivityDisable) disable = nullptr;
+  decltype(&cuptiActivityRegisterCallbacks) register_callbacks = nullptr;
+  decltype(&cuptiActivityGetNextRecord) next_record = nullptr;
+  decltype(&cuptiActivityFlushAll) flush_all = nullptr;
+  decltype(&cuptiActivityGetNumDroppedRecords) dropped_records = nullptr;
+  decltype(&cuptiActivityPushExternalCorrelationId) push = nullptr;
+  decltype(&cuptiActivityPopExternalCorrelationId) pop = nullptr;
+  decltype(&cuptiGetResultString) result_string = nullptr;
+  decltype(&cuptiGetTimestamp) timestamp = nullptr;
+};
+
+enum class cupti_state : std::uint8_t {
+  never,        // never switched on: scopeprof has not touched CUPTI
+  active,       // collecting
+  released,     // switched off after collecting: the data collected stays valid
+  withheld,     // another tool holds CUPTI
+  unavailable,  // library, symbols, driver or privileges missing
+  invalid,      // records were lost mid-run
+};
+
+struct cupti_collector {
+  std::mutex mu;  // everything below except where noted; never held while calling into CUPTI's flush
+  std::once_flag load_once;
+  void* library = nullptr;
+  std::string library_path;
+  std::string load_error;
+  cupti_api api;
+  std::atomic<bool> api_ready{false};
+
+  cupti_state state = cupti_state::never;
+  std::string reason;  // for withheld / unavailable / invalid
+  bool subscribed = false;
+  CUpti_SubscriberHandle subscriber = nullptr;
+  bool callbacks_registered = false;
+  std::vector<CUpti_ActivityKind> kinds;  // enabled by us
+  bool api_records = false;               // runtime/driver kinds enabled as a correlation fallback
+  bool warned = false;
+
+  activity_log log;  // records received (buffer-completed callback)
+  std::atomic<std::int64_t> clock_offset_ns{0};  // steady_clock ns - CUPTI timestamp ns
+  std::atomic<std::uint64_t> dropped{0};          // records CUPTI dropped (buffers full)
+  std::uint64_t dropped_floor = 0;
+  std::atomic<std::uint64_t> buffers_completed{0};
+
+  std::mutex pool_mu;
+  std::vector<std::uint8_t*> free_buffers;
+
+  std::vector<std::unique_ptr<cupti_thread>> threads;  // by slot
+
+  std::mutex probe_mu;  // one probe at a time (collect(), set_cupti() may race); taken before mu
+  std::uint64_t next_probe = 0;
+#if SCOPEPROF_WITH_CUDA
+  int probe_device = -1;
+  void* probe_buffer = nullptr;
+  cudaStream_t probe_stream = nullptr;
+#endif
+};
+
+/// Created on first use and never destroyed: CUPTI may deliver buffers until the process ends.
+inline cupti_collector& the_cupti() {
+  static cupti_collector* c = new cupti_collector();
+  return *c;
+}
+
+constexpr std::size_t cupti_buffer_bytes = std::size_t{4} << 20;
+
+inline std::string cupti_result_text(const cupti_api& api, CUptiResult r) {
+  const char* s = nullptr;
+  if (api.result_string != nullptr && api.result_string(r, &s) == CUPTI_SUCCESS && s != nullptr)
+    return std::string(s) + " (" + std::to_string(static_cast<int>(r)) + ")";
+  return "CUPTI error " + std::to_string(static_cast<int>(r));
+}
+
+// ---- callbacks (CUPTI's threads, or the thread calling cuptiActivityFlushAll) ----
+
+inline void CUPTIAPI cupti_subscriber_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+
+inline void CUPTIAPI cupti_buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) {
+  cupti_collector& c = the_cupti();
+  std::uint8_t* b = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(c.pool_mu);
+    if (!c.free_buffers.empty()) {
+      b = c.free_buffers.back();
+      c.free_buffers.pop_back();
+    }
+  }
+  if (b == nullptr) b = static_cast<std::uint8_t*>(std::aligned_alloc(8, cupti_buffer_bytes));
+  *buffer = b;
+  *size = b != nullptr ? cupti_buffer_bytes : 0;
+  *max_records = 0;
+}
+
+inline std::uint32_t memcpy_name(activity_log& log, std::uint8_t copy_kind) {
+  switch (copy_kind) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return log.intern("[CUDA memcpy HtoD]");
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return log.intern("[CUDA memcpy DtoH]");
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return log.intern("[CUDA memcpy DtoD]");
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return log.intern("[CUDA memcpy HtoH]");
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return log.intern("[CUDA memcpy PtoP]");
+    default: return log.intern("[CUDA memcpy]");
+  }
+}
+
+inline void CUPTIAPI cupti_buffer_completed(CUcontext context, std::uint32_t stream, std::uint8_t* buffer, std::size_t,
+                                            std::size_t valid) {
+  cupti_collector& c = the_cupti();
+  if (buffer == nullptr) return;
+  c.buffers_completed.fetch_add(1, std::memory_order_relaxed);
+  const std::int64_t offset = c.clock_offset_ns.load(std::memory_order_relaxed);
+  const auto host = [offset](std::uint64_t t) { return static_cast<std::int64_t>(t) + offset; };
+  try {
+    std::lock_guard<std::mutex> lock(c.mu);
+    CUpti_Activity* rec = nullptr;
+    while (c.api.next_record(buffer, valid, &rec) == CUPTI_SUCCESS) {
+      activity_entry e;
+      switch (rec->kind) {
+        case CUPTI_ACTIVITY_KIND_KERNEL:
+        case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+          const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(rec);
+          e = {activity_kind::kernel, k->correlationId, static_cast<std::int32_t>(k->deviceId), k->streamId, k->graphId,
+               host(k->start), host(k->end), c.log.intern(k->name != nullptr ? k->name : "(unnamed kernel)")};
+          c.log.add(e);
+          break;
+        }
+        case CUPTI_ACTIVITY_KIND_MEMCPY: {
+          const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(rec);
+          e = {activity_kind::memcpy, m->correlationId, static_cast<std::int32_t>(m->deviceId), m->streamId, m->graphId,
+               host(m->start), host(m->end), memcpy_name(c.log, m->copyKind)};
+          c.log.add(e);
+          break;
+        }
+        case CUPTI_ACTIVITY_KIND_MEMSET: {
+          const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(rec);
+          e = {activity_kind::memset, m->correlationId, static_cast<std::int32_t>(m->deviceId), m->streamId, m->graphId,
+               host(m->start), host(m->end), c.log.intern("[CUDA memset]")};
+          c.log.add(e);
+          break;
+        }
+        case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
+          const auto* x = reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(rec);
+          if (x->externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2) c.log.correlate(x->correlationId, x->externalId);
+          break;
+        }
+        default: break;  // runtime/driver API records (correlation fallback) carry nothing we report
+      }
+    }
+  } catch (...) {
+    // Out of memory while storing: count the buffer's records as lost.
+    c.dropped.fetch_add(1, std::memory_order_relaxed);
+  }
+  std::size_t dropped = 0;
+  if (c.api.dropped_records(context, stream, &dropped) == CUPTI_SUCCESS && dropped != 0)
+    c.dropped.fetch_add(dropped, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(c.pool_mu);
+  try {
+    c.free_buffers.push_back(buffer);
+  } catch (...) {
+    std::free(buffer);
+  }
+}
+
+// ---- loading ----
+
+inline void cupti_load(cupti_collector& c) {
+  std::string wanted;
+  if (const char* v = std::getenv("SCOPEPROF_CUPTI_LIBRARY")) wanted = v;
+  void* h = nullptr;
+  if (!wanted.empty()) {
+    h = ::dlopen(wanted.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (h == nullptr) {
+      const char* e = ::dlerror();
+      c.load_error = "SCOPEPROF_CUPTI_LIBRARY=" + wanted + " could not be loaded: " + (e ? e : "dlopen failed");
+      return;
+    }
+    c.library_path = wanted;
+  } else {
+    // A libcupti already in the process (the torch wheel's, say) first: two copies would fight.
+    for (const char* name : {"libcupti.so.13", "libcupti.so", "libcupti.so.12"}) {
+      h = ::dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+      if (h != nullptr) {
+        c.library_path = std::string(name) + " (already loaded)";
+        break;
+      }
+    }
+    for (const char* name : {"libcupti.so.13", "libcupti.so"}) {
+      if (h != nullptr) break;
+      h = ::dlopen(name, RTLD_NOW | RTLD_LOCAL);
+      if (h != nullptr) c.library_path = name;
+    }
+    if (h == nullptr) {
+      const char* e = ::dlerror();
+      c.load_error = std::string("libcupti not found (tried libcupti.so.13, libcupti.so; set SCOPEPROF_CUPTI_LIBRARY): ") +
+                     (e ? e : "dlopen failed");
+      return;
+    }
+  }
+  c.library = h;
+  std::string missing;
+  const auto sym = [&](auto& fn, const char* name, bool required) {
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(::dlsym(h, name));
+    if (fn == nullptr && required) missing += missing.empty() ? name : std::string(", ") + name;
+  };
+  cupti_api& a = c.api;
+  sym(a.subscribe, "cuptiSubscribe", true);
+  sym(a.subscribe_v2, "cuptiSubscribe_v2", false);
+  sym(a.unsubscribe, "cuptiUnsubscribe", true);
+  sym(a.enable, "cuptiActivityEnable", true);
+  sym(a.disable, "cuptiActivityDisable", true);
+  sym(a.register_callbacks, "cuptiActivityRegisterCallbacks", true);
+  sym(a.next_record, "cuptiActivityGetNextRecord", true);
+  sym(a.flush_all, "cuptiActivityFlushAll", true);
+  sym(a.dropped_records, "cuptiActivityGetNumDroppedRecords", true);
+  sym(a.push, "cuptiActivityPushExternalCorrelationId", true);
+  sym(a.pop, "cuptiActivityPopExternalCorrelationId", true);
+  sym(a.result_string, "cuptiGetResultString", true);
+  sym(a.timestamp, "cuptiGetTimestamp", true);
+  if (!missing.empty()) {
+    c.load_error = c.library_path + " lacks " + missing;
+    return;
+  }
+  c.api_ready.store(true, std::memory_order_release);
+}
+
+/// steady_clock minus CUPTI's clock, from the tightest of a few bracketed reads.
+inline void cupti_sync_clock(cupti_collector& c) noexcept {
+  std::int64_t best_gap = INT64_MAX, offset = 0;
+  for (int i = 0; i < 5; ++i) {
+    const std::int64_t a = steady_now_ns();
+    std::uint64_t t = 0;
+    if (c.api.timestamp(&t) != CUPTI_SUCCESS) return;
+    const std::int64_t b = steady_now_ns();
+    if (b - a < best_gap) {
+      best_gap = b - a;
+      offset = a + (b - a) / 2 - static_cast<std::int64_t>(t);
+    }
+  }
+  c.clock_offset_ns.store(offset, std::memory_order_relaxed);
+}
+
+// ---- the probe: are records still reaching us? ----
+
+enum class probe_result { ok, no_records, no_correlation, not_run };
+
+/// Under no lock. Runs a tagged 4-byte memset on a private stream, waits for it, flushes, and looks for
+/// its memset record and its external-correlation record.
+inline probe_result cupti_probe(cupti_collector& c, std::string& why) noexcept {
+#if SCOPEPROF_WITH_CUDA
+  std::lock_guard<std::mutex> serial(c.probe_mu);
+  const cudaError_t pending = cudaPeekAtLastError();
+  int device = -1;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    forget_our_error(pending);
+    why = "no current CUDA device";
+    return probe_result::not_run;
+  }
+  if (c.probe_device != device) {  // first probe on this device (collect() runs one thread at a time)
+    if (c.probe_stream != nullptr) {
+      cudaStreamDestroy(c.probe_stream);
+      c.probe_stream = nullptr;
+    }
+    if (c.probe_buffer != nullptr) {
+      cudaFree(c.probe_buffer);
+      c.probe_buffer = nullptr;
+    }
+    c.probe_device = -1;
+    cudaError_t e = cudaMalloc(&c.probe_buffer, 4);
+    if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&c.probe_stream, cudaStreamNonBlocking);
+    if (e != cudaSuccess) {
+      forget_our_error(pending);
+      why = "could not set up the probe: " + cuda_error_text(e);
+      return probe_result::not_run;
+    }
+    c.probe_device = device;
+  }
+  std::uint64_t id;
+  std::size_t from;
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    id = (cupti_probe_slot << cupti_seq_bits) | (c.next_probe++ & cupti_seq_mask);
+    from = c.log.entries().size();
+  }
+  if (c.api.push(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, id) != CUPTI_SUCCESS) {
+    why = "cuptiActivityPushExternalCorrelationId failed";
+    return probe_result::no_correlation;
+  }
+  cudaError_t e = cudaMemsetAsync(c.probe_buffer, 0, 4, c.probe_stream);
+  std::uint64_t last = 0;
+  c.api.pop(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, &last);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(c.probe_stream);
+  if (e != cudaSuccess) {
+    forget_our_error(pending);
+    why = "probe memset failed: " + cuda_error_text(e);
+    return probe_result::not_run;
+  }
+  c.api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  try {
+    std::lock_guard<std::mutex> lock(c.mu);
+    const probe_check pc = c.log.check_probe(id, std::min(from, c.log.entries().size()));
+    if (!pc.memset_seen) {
+      why = "CUPTI stopped delivering records to scopeprof (another collector, such as a torch profiler session, "
+            "took over CUPTI's activity buffers or disabled its record kinds)";
+      return probe_result::no_records;
+    }
+    if (!pc.correlation_seen) {
+      why = "CUPTI delivered no external-correlation record for the probe";
+      return probe_result::no_correlation;
+    }
+  } catch (...) {
+    why = "out of memory";
+    return probe_result::not_run;
+  }
+  return probe_result::ok;
+#else
+  (void)c;
+  why = "built without CUDA events (SCOPEPROF_WITH_CUDA=0): lost records cannot be detected";
+  return probe_result::not_run;
+#endif
+}
+
+// ---- switching on and off (cold; under c.mu except where noted) ----
+
+inline void cupti_disable_kinds_locked(cupti_collector& c) noexcept {
+  for (auto k : c.kinds) c.api.disable(k);
+  c.kinds.clear();
+  c.api_records = false;
+}
+
+inline void cupti_unsubscribe_locked(cupti_collector& c) noexcept {
+  if (c.subscribed) c.api.unsubscribe(c.subscriber);
+  c.subscribed = false;
+  c.subscriber = nullptr;
+}
+
+/// Disable our kinds and unsubscribe with c.mu NOT held (CUPTI may deliver buffers, which takes c.mu,
+/// while it disables kinds).
+inline void cupti_release(cupti_collector& c) noexcept {
+  std::vector<CUpti_ActivityKind> kinds;
+  CUpti_SubscriberHandle subscriber = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    kinds.swap(c.kinds);
+    c.api_records = false;
+    if (c.subscribed) subscriber = c.subscriber;
+    c.subscribed = false;
+    c.subscriber = nullptr;
+  }
+  for (auto k : kinds) c.api.disable(k);
+  if (subscriber != nullptr) c.api.unsubscribe(subscriber);
+}
+
+inline void cupti_set_state_locked(cupti_collector& c, cupti_state s, std::string reason) {
+  c.state = s;
+  c.reason = std::move(reason);
+  if ((s == cupti_state::withheld || s == cupti_state::unavailable || s == cupti_state::invalid) && !c.warned) {
+    c.warned = true;
+    warn(std::string("CUPTI collector ") + (s == cupti_state::withheld ? "withheld: " : s == cupti_state::invalid ? "invalid: " : "unavailable: ") +
+         c.reason);
+  }
+}
+
+inline bool cupti_enable_kind_locked(cupti_collector& c, CUpti_ActivityKind k, std::string& why) {
+  const CUptiResult r = c.api.enable(k);
+  if (r != CUPTI_SUCCESS) {
+    why = "cuptiActivityEnable(" + std::to_string(static_cast<int>(k)) + ") failed: " + cupti_result_text(c.api, r);
+    return false;
+  }
+  c.kinds.push_back(k);
+  return true;
+}
+
+SCOPEPROF_NOINLINE inline void cupti_start() noexcept {
+  cupti_collector& c = the_cupti();
+  try {
+    std::call_once(c.load_once, [&] { cupti_load(c); });
+    std::unique_lock<std::mutex> lock(c.mu);
+    if (c.state == cupti_state::active) return;
+    if (!c.api_ready.load(std::memory_order_acquire)) {
+      cupti_set_state_locked(c, cupti_state::unavailable, c.load_error);
+      return;
+    }
+    // Claim the subscriber slot first: it is how CUPTI tells us another tool is collecting.
+    CUptiResult r;
+    char holder[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 64] = {};
+    if (c.api.subscribe_v2 != nullptr) {
+      CUpti_SubscriberParams p{};
+      p.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+      p.subscriberName = "scopeprof";
+      p.oldSubscriberName = holder;
+      p.oldSubscriberSize = sizeof holder;
+      r = c.api.subscribe_v2(&c.subscriber, &cupti_subscriber_callback, nullptr, &p);
+    } else {
+      r = c.api.subscribe(&c.subscriber, &cupti_subscriber_callback, nullptr);
+    }
+    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+      holder[sizeof holder - 1] = '\0';
+      cupti_set_state_locked(c, cupti_state::withheld,
+                             std::string("CUPTI is held by another tool") + (holder[0] ? std::string(" (") + holder + ")" : std::string()) +
+                                 " (cuptiSubscribe: " + cupti_result_text(c.api, r) +
+                                 "; Nsight Systems, Nsight Compute, compute-sanitizer, cuda-gdb and torch profiler sessions hold it)");
+      return;
+    }
+    if (r != CUPTI_SUCCESS) {
+      std::string why = "cuptiSubscribe failed: " + cupti_result_text(c.api, r);
+      if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) why += " (insufficient privileges)";
+      else if (r == CUPTI_ERROR_UNKNOWN || r == CUPTI_ERROR_NOT_INITIALIZED) why += " (no usable CUDA driver?)";
+      cupti_set_state_locked(c, cupti_state::unavailable, why);
+      return;
+    }
+    c.subscribed = true;
+    cupti_sync_clock(c);
+    if (!c.callbacks_registered) {
+      r = c.api.register_callbacks(&cupti_buffer_requested, &cupti_buffer_completed);
+      if (r != CUPTI_SUCCESS) {
+        cupti_unsubscribe_locked(c);
+        cupti_set_state_locked(c, cupti_state::unavailable, "cuptiActivityRegisterCallbacks failed: " + cupti_result_text(c.api, r));
+        return;
+      }
+      c.callbacks_registered = true;
+    }
+    std::string why;
+    for (auto k : {CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+                   CUPTI_ACTIVITY_KIND_MEMSET})
+      if (!cupti_enable_kind_locked(c, k, why)) {
+        cupti_disable_kinds_locked(c);
+        cupti_unsubscribe_locked(c);
+        if (why.find("INSUFFICIENT_PRIVILEGES") != std::string::npos) why += " (insufficient privileges)";
+        cupti_set_state_locked(c, cupti_state::unavailable, why);
+        return;
+      }
+    c.state = cupti_state::active;
+    c.reason.clear();
+    lock.unlock();
+    // Check the path end to end once. If CUPTI delivers the memset but no external correlation for it,
+    // it may want API records to correlate: switch those on and look again.
+    probe_result p = cupti_probe(c, why);
+    if (p == probe_result::no_correlation) {
+      lock.lock();
+      std::string why2;
+      c.api_records = cupti_enable_kind_locked(c, CUPTI_ACTIVITY_KIND_RUNTIME, why2) &&
+                      cupti_enable_kind_locked(c, CUPTI_ACTIVITY_KIND_DRIVER, why2);
+      lock.unlock();
+      p = cupti_probe(c, why);
+    }
+    if (p == probe_result::no_records || p == probe_result::no_correlation) {
+      cupti_release(c);
+      lock.lock();
+      cupti_set_state_locked(c, cupti_state::unavailable, "start-up check failed: " + why);
+      return;
+    }
+    g_cupti_on.store(1, std::memory_order_release);
+  } catch (...) {
+    warn("CUPTI collector: could not start (out of memory)");
+  }
+}
+
+/// Stop collecting and give CUPTI back: flush what is pending, disable our record kinds, unsubscribe.
+SCOPEPROF_NOINLINE inline void cupti_stop() noexcept {
+  cupti_collector& c = the_cupti();
+  g_cupti_on.store(0, std::memory_order_release);
+  if (!c.api_ready.load(std::memory_order_acquire)) return;
+  try {
+    {
+      std::lock_guard<std::mutex> lock(c.mu);
+      if (c.state != cupti_state::active) return;
+    }
+    std::string why;
+    const probe_result p = cupti_probe(c, why);  // also flushes
+    if (p == probe_result::not_run) c.api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    cupti_release(c);
+    std::lock_guard<std::mutex> lock(c.mu);
+    if (p == probe_result::no_records || p == probe_result::no_correlation) cupti_set_state_locked(c, cupti_state::invalid, why);
+    else if (c.state == cupti_state::active) c.state = cupti_state::released;
+  } catch (...) {
+  }
+}
+
+// ---- the hot path ----
+
+SCOPEPROF_NOINLINE inline cupti_thread* cupti_attach(thread_buffer& b) noexcept {
+  cupti_collector& c = the_cupti();
+  try {
+    auto t = std::make_unique<cupti_thread>();
+    t->owner = &b;
+    std::lock_guard<std::mutex> lock(c.mu);
+    if (c.threads.size() + 1 >= cupti_probe_slot) return nullptr;
+    t->slot = static_cast<std::uint32_t>(c.threads.size());
+    c.threads.push_back(std::move(t));
+    t_cupti = c.threads.back().get();
+    return t_cupti;
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+/// Push this scope's external id; returns it, or 0 when nothing was pushed.
+SCOPEPROF_NOINLINE inline std::uint64_t cupti_push(thread_buffer& b) noexcept {
+  cupti_collector& c = the_cupti();
+  if (!c.api_ready.load(std::memory_order_acquire)) return 0;
+  cupti_thread* t = t_cupti;
+  if (SCOPEPROF_UNLIKELY(t == nullptr) && (t = cupti_attach(b)) == nullptr) return 0;
+  const std::uint64_t id = (std::uint64_t{t->slot + 1u} << cupti_seq_bits) | (t->next_seq++ & cupti_seq_mask);
+  return c.api.push(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, id) == CUPTI_SUCCESS ? id : 0;
+}
+
+SCOPEPROF_NOINLINE inline void cupti_pop(std::uint64_t id) noexcept {
+  cupti_thread* t = t_cupti;
+  if (t == nullptr || (id >> cupti_seq_bits) != t->slot + 1u) return;  // ended on another thread: not ours to pop
+  std::uint64_t last = 0;
+  the_cupti().api.pop(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, &last);
+}
+
+SCOPEPROF_NOINLINE inline bool cupti_refill(cupti_thread& t) noexcept {
+  try {
+    auto* ch = new cupti_pair_chunk;
+    ch->first = t.published.load(std::memory_order_relaxed);
+    std::lock_guard<std::mutex> lock(t.mu);
+    t.chunks.push_back(ch);
+    t.cursor = ch->pairs;
+    t.limit = ch->pairs + cupti_pair_chunk::capacity;
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+/// Remember which host record the external id belongs to (after the host record got its index).
+SCOPEPROF_ALWAYS_INLINE void cupti_store(std::uint64_t id, std::uint64_t host_index) noexcept {
+  cupti_thread* t = t_cupti;
+  if (t == nullptr || (id >> cupti_seq_bits) != t->slot + 1u) return;
+  if (SCOPEPROF_UNLIKELY(t->cursor == t->limit) && !cupti_refill(*t)) return;  // unattributed: its kernels count as such
+  *t->cursor++ = {id & cupti_seq_mask, host_index};
+  t->published.store(t->published.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+}
+
+/// Per-scope state of the CUPTI collector (lives inside scopeprof::scope). Off: one relaxed load and a branch.
+struct cupti_scope {
+  std::uint64_t id = 0;  // 0: nothing pushed
+  SCOPEPROF_ALWAYS_INLINE void enter(thread_buffer& b, const site_info&) noexcept {
+    if (SCOPEPROF_UNLIKELY(g_cupti_on.load(std::memory_order_relaxed) != 0)) id = cupti_push(b);
+  }
+  SCOPEPROF_ALWAYS_INLINE void leave() noexcept {
+    if (SCOPEPROF_UNLIKELY(id != 0)) cupti_pop(id);
+  }
+  SCOPEPROF_ALWAYS_INLINE void store(thread_buffer&, std::uint64_t host_index) noexcept {
+    if (SCOPEPROF_UNLIKELY(id != 0)) cupti_store(id, host_index);
+  }
+};
+
+// ---- collect() and reset() ----
+
+inline std::string cupti_evidence_locked(const cupti_collector& c, bool& valid, std::uint64_t kernels,
+                                         std::uint64_t copies, std::uint64_t unattributed) {
+  valid = false;
+  switch (c.state) {
+    case cupti_state::never:
+      return "off (scopeprof::set_cupti(true) or SCOPEPROF_CUPTI=1 collects kernels per scope)";
+    case cupti_state::withheld: return "withheld: " + c.reason;
+    case cupti_state::unavailable: return "unavailable: " + c.reason;
+    case cupti_state::invalid: return "invalid: " + c.reason + "; no CUPTI figures are reported for this run";
+    default: break;
+  }
+  const std::uint64_t dropped = c.dropped.load(std::memory_order_relaxed) - c.dropped_floor;
+  if (dropped != 0)
+    return "invalid: CUPTI dropped " + std::to_string(dropped) +
+           " activity records (its buffers were full); no CUPTI figures are reported for this run";
+  valid = true;
+  std::string s = std::to_string(kernels) + " kernels and " + std::to_string(copies) + " copies/memsets from " +
+                  c.library_path + ", attributed by external correlation (CUSTOM2)";
+  if (unattributed) s += "; " + std::to_string(unattributed) + " launched outside any recorded scope";
+  if (c.api_records) s += "; runtime/driver API records on (correlation fallback)";
+  if (c.state == cupti_state::released) s += "; collection stopped, CUPTI released";
+  return s;
+}
+
+/// collect(): flush, check, attribute. `ranges[t]` = {floor, recorded} of registry thread t, which is
+/// raw.threads[t]. Called with the registry mutex held.
+inline void cupti_collect(raw_snapshot& raw, const std::vector<thread_buffer*>& threads,
+                          const std::vector<std::pair<std::uint64_t, std::uint64_t>>& ranges) {
+  cupti_collector& c = the_cupti();
+  bool active;
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    active = c.state == cupti_state::active;
+  }
+  if (active) {
+    cupti_sync_clock(c);
+    std::string why;
+    const probe_result p = cupti_probe(c, why);  // flushes
+    if (p == probe_result::not_run) c.api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    if (p == probe_result::no_records || p == probe_result::no_correlation) {
+      g_cupti_on.store(0, std::memory_order_release);
+      cupti_release(c);
+      std::lock_guard<std::mutex> lock(c.mu);
+      cupti_set_state_locked(c, cupti_state::invalid, why);
+    }
+  }
+  std::lock_guard<std::mutex> lock(c.mu);
+  bool valid = false;
+  if (c.state == cupti_state::active || c.state == cupti_state::released) {
+    // host index of each (slot, seq), for the threads in this snapshot
+    std::vector<std::int64_t> position_of_slot(c.threads.size(), -1);
+    std::vector<std::unordered_map<std::uint64_t, std::uint64_t>> index_of(c.threads.size());
+    for (std::size_t t = 0; t < threads.size(); ++t)
+      for (std::size_t s = 0; s < c.threads.size(); ++s)
+        if (c.threads[s]->owner == threads[t]) position_of_slot[s] = static_cast<std::int64_t>(t);
+    for (std::size_t s = 0; s < c.threads.size(); ++s) {
+      cupti_thread& ct = *c.threads[s];
+      const std::uint64_t n = ct.published.load(std::memory_order_acquire);
+      std::lock_guard<std::mutex> tl(ct.mu);
+      for (const cupti_pair_chunk* ch : ct.chunks)
+        for (std::uint64_t i = std::max(ct.floor, ch->first); i < std::min<std::uint64_t>(n, ch->first + cupti_pair_chunk::capacity); ++i)
+          index_of[s].emplace(ch->pairs[i - ch->first].seq, ch->pairs[i - ch->first].host_index);
+    }
+    const attribution at = c.log.attribute(
+        [&](std::uint64_t external, std::int64_t& thread, std::int64_t& record) {
+          const std::uint64_t slot = external >> cupti_seq_bits;
+          if (slot == cupti_probe_slot) return attribute_result::ignore;
+          if (slot == 0 || slot > c.threads.size()) return attribute_result::outside;
+          const std::int64_t pos = position_of_slot[slot - 1];
+          const auto it = index_of[slot - 1].find(external & cupti_seq_mask);
+          // No pair yet: the scope is still open; its work waits for the report that has the scope.
+          if (it == index_of[slot - 1].end()) return attribute_result::ignore;
+          if (pos < 0) return attribute_result::outside;
+          const auto& range = ranges[static_cast<std::size_t>(pos)];
+          if (it->second == no_record || it->second < range.first || it->second >= range.second) return attribute_result::outside;
+          thread = pos;
+          record = static_cast<std::int64_t>(it->second - range.first);
+          return attribute_result::attributed;
+        },
+        raw.activities);
+    raw.activity_names = c.log.names();
+    raw.sources.cupti = cupti_evidence_locked(c, valid, at.kernels, at.copies, at.outside);
+  } else {
+    raw.sources.cupti = cupti_evidence_locked(c, valid, 0, 0, 0);
+  }
+  raw.sources.cupti_valid = valid;
+  if (!valid) {
+    raw.activities.clear();
+    raw.activity_names.clear();
+  }
+}
+
+/// reset(): forget the records of finished scopes (kernels of scopes still open are kept).
+inline void cupti_reset() noexcept {
+  cupti_collector& c = the_cupti();
+  try {
+    std::lock_guard<std::mutex> lock(c.mu);
+    std::vector<std::unordered_map<std::uint64_t, std::uint64_t>> finished(c.threads.size());
+    for (std::size_t s = 0; s < c.threads.size(); ++s) {
+      cupti_thread& ct = *c.threads[s];
+      const std::uint64_t n = ct.published.load(std::memory_order_acquire);
+      std::lock_guard<std::mutex> tl(ct.mu);
+      for (const cupti_pair_chunk* ch : ct.chunks)
+        for (std::uint64_t i = std::max(ct.floor, ch->first); i < std::min<std::uint64_t>(n, ch->first + cupti_pair_chunk::capacity); ++i)
+          finished[s].emplace(ch->pairs[i - ch->first].seq, 0);
+      ct.floor = n;
+      std::size_t k = 0;
+      while (k + 1 < ct.chunks.size() && ct.chunks[k]->first + cupti_pair_chunk::capacity <= n) ++k;
+      for (std::size_t i = 0; i < k; ++i) delete ct.chunks[i];
+      ct.chunks.erase(ct.chunks.begin(), ct.chunks.begin() + static_cast<std::ptrdiff_t>(k));
+    }
+    c.log.discard_if([&](std::uint64_t external) {
+      const std::uint64_t slot = external >> cupti_seq_bits;
+      if (slot == 0 || slot > finished.size()) return true;
+      return finished[slot - 1].count(external & cupti_seq_mask) != 0;
+    });
+    c.dropped_floor = c.dropped.load(std::memory_order_relaxed);
+    if (c.state == cupti_state::invalid) {  // a fresh start may be tried again with set_cupti(true)
+      c.state = cupti_state::released;
+      c.warned = false;
+    }
+  } catch (...) {
+  }
+}
+
+inline bool cupti_is_on() noexcept { return g_cupti_on.load(std::memory_order_acquire) != 0; }
+
+#else  // !SCOPEPROF_WITH_CUPTI
+
+inline void cupti_start() noexcept {}
+inline void cupti_stop() noexcept {}
+inline bool cupti_is_on() noexcept { return false; }
+inline void cupti_reset() noexcept {}
+inline void cupti_collect(raw_snapshot&, const std::vector<thread_buffer*>&,
+                          const std::vector<std::pair<std::uint64_t, std::uint64_t>>&) {}
+
+#endif
+
+}  // namespace detail
+
+/// @brief Switch the CUPTI collector on or off at run time (builds with SCOPEPROF_WITH_CUPTI=1; a no-op
+/// elsewhere). On: kernels, copies and memsets are attributed to the innermost scope that launched them.
+/// Off: CUPTI is released (record kinds disabled, subscriber slot given back); what was collected stays in
+/// the next reports. If CUPTI is held by another tool, nothing is collected and reports say "withheld".
+///
+///   scopeprof::set_cupti(true);  run();  auto r = scopeprof::collect();  scopeprof::set_cupti(false);
+inline void set_cupti(bool on) noexcept {
+#if SCOPEPROF_ENABLED
+  detail::initialise();
+  if (on) detail::cupti_start();
+  else detail::cupti_stop();
+#else
+  (void)on;
+#endif
+}
+
+/// @brief True while the CUPTI collector is collecting.
+inline bool cupti_enabled() noexcept { return detail::cupti_is_on(); }
+
+}  // namespace scopeprof
+// ---- end scopeprof/backends/cupti.hpp ----
 
 #include <atomic>
 #include <chrono>
@@ -2571,6 +4086,12 @@ inline void initialise() noexcept {
       nvtx_initialize();
       r.report_target = env_string("SCOPEPROF_REPORT");
       if (!r.report_target.empty()) std::atexit(&report_at_exit);
+      const bool cupti = parse_switch("SCOPEPROF_CUPTI", env_string("SCOPEPROF_CUPTI"), false);
+#if SCOPEPROF_WITH_CUPTI
+      if (cupti) cupti_start();
+#else
+      if (cupti) warn("SCOPEPROF_CUPTI=1: this program was built without the CUPTI collector (SCOPEPROF_WITH_CUPTI=0)");
+#endif
       g_state.store(on ? state_on : state_off, std::memory_order_release);
     });
   } catch (...) {
@@ -2620,22 +4141,29 @@ inline void set_max_records(std::uint64_t n) noexcept {
 }
 
 /// @brief Device-time every Nth entry of every call site (0: host time only, 1: every entry).
-/// Applies to sites already seen and to new ones. CUDA builds; harmless elsewhere.
+/// Applies to sites already seen and to new ones, and replaces every per-name setting. CUDA builds;
+/// harmless elsewhere.
 inline void set_device_sampling(std::uint32_t every_n) noexcept {
   detail::initialise();
   detail::g_default_device_every.store(every_n, std::memory_order_relaxed);
   detail::registry& r = detail::the_registry();
   std::lock_guard<std::mutex> lock(r.mu);
+  r.named_device_every.clear();
   for (auto& s : r.sites)
     if (!s->host_only) s->device_every.store(every_n, std::memory_order_relaxed);
 }
 
-/// @brief Device-time every Nth entry of the call sites with this name (0: host only). Returns how many
-/// sites matched; sites first seen later take the global setting.
+/// @brief Device-time every Nth entry of the call sites with this name (0: host only), also of sites with
+/// this name first seen later (the name overrides the global setting). Returns how many sites seen so far
+/// matched.
 inline std::size_t set_device_sampling(std::string_view name, std::uint32_t every_n) noexcept {
   detail::initialise();
   detail::registry& r = detail::the_registry();
   std::lock_guard<std::mutex> lock(r.mu);
+  try {
+    r.named_device_every[detail::truncate_name(name)] = every_n;
+  } catch (...) {
+  }
   std::size_t n = 0;
   for (auto& s : r.sites)
     if (s->name == name && !s->host_only) {
@@ -2708,9 +4236,11 @@ inline report collect() noexcept {
     }
 #if SCOPEPROF_WITH_CUDA
     raw.sources.device = device_evidence(raw.sources.device_valid);
+    raw.sources.torch = torch_evidence_text();
 #endif
     raw.sites.reserve(r.sites.size());
     for (const auto& s : r.sites) raw.sites.push_back({s->name, s->file, s->function, s->line});
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> record_ranges;  // {floor, recorded} per thread
     for (std::size_t ti = 0; ti < r.threads.size(); ++ti) {
       thread_buffer* b = r.threads[ti];
       const thread_counters c = read_counters(*b);
@@ -2725,6 +4255,7 @@ inline report collect() noexcept {
         t.desc.counts.entered = c.entered - b->entered_floor;
         t.desc.counts.in_flight = t.desc.counts.entered - t.desc.counts.recorded - t.desc.counts.dropped;
         const std::uint64_t from = b->recorded_floor;
+        record_ranges.emplace_back(from, c.recorded);
         t.records.reserve(static_cast<std::size_t>(c.recorded - from));
         for (const chunk* ch : chunks) {
           const std::uint64_t lo = std::max(from, ch->first);
@@ -2765,6 +4296,7 @@ inline report collect() noexcept {
       raw.counts.in_flight += t.desc.counts.in_flight;
       raw.threads.push_back(std::move(t));
     }
+    cupti_collect(raw, r.threads, record_ranges);
     const std::uint64_t unattached = r.unattached_drops.load(std::memory_order_relaxed) - r.unattached_floor;
     if (unattached) {
       raw.counts.entered += unattached;
@@ -2837,6 +4369,7 @@ inline void reset() noexcept {
     for (std::size_t i = 0; i < n; ++i) return_chunk(r, b->chunks[i]);
     b->chunks.erase(b->chunks.begin(), b->chunks.begin() + static_cast<std::ptrdiff_t>(n));
   }
+  cupti_reset();
   r.alloc_epoch.fetch_add(1, std::memory_order_acq_rel);
 #endif
 }
@@ -2888,43 +4421,6 @@ inline void report_at_exit() noexcept {
 //     PROF_SCOPE_DYN(layer.name());      // a runtime name (std::string / std::string_view / const char*)
 //   }
 
-// ---- begin scopeprof/backends/cupti.hpp ----
-// scopeprof: CUPTI collector (SCOPEPROF_WITH_CUPTI=1). Placeholder hooks; the scope calls them.
-
-
-namespace scopeprof {
-namespace detail {
-
-#if SCOPEPROF_ENABLED && SCOPEPROF_WITH_CUPTI
-/// Per-scope state of the CUPTI collector (lives inside scopeprof::scope).
-struct cupti_scope {
-  SCOPEPROF_ALWAYS_INLINE void enter(thread_buffer&, const site_info&) noexcept {}
-  SCOPEPROF_ALWAYS_INLINE void leave() noexcept {}
-  SCOPEPROF_ALWAYS_INLINE void store(thread_buffer&, std::uint64_t /*host_index*/) noexcept {}
-};
-#endif
-
-}  // namespace detail
-}  // namespace scopeprof
-// ---- end scopeprof/backends/cupti.hpp ----
-// ---- begin scopeprof/backends/torch.hpp ----
-// scopeprof: LibTorch backend (SCOPEPROF_WITH_TORCH=1). Placeholder hooks; the scope calls them.
-
-
-namespace scopeprof {
-namespace detail {
-
-#if SCOPEPROF_ENABLED && SCOPEPROF_WITH_TORCH
-/// Per-scope state of the torch backend (lives inside scopeprof::scope).
-struct torch_scope {
-  SCOPEPROF_ALWAYS_INLINE void enter(const site_info&) noexcept {}
-  SCOPEPROF_ALWAYS_INLINE void leave() noexcept {}
-};
-#endif
-
-}  // namespace detail
-}  // namespace scopeprof
-// ---- end scopeprof/backends/torch.hpp ----
 
 #include <atomic>
 #include <cstdint>
@@ -3014,7 +4510,7 @@ class scope {
 #if SCOPEPROF_WITH_CUDA
     // After the host begin: the device span starts inside the host scope that launched it.
     if (detail::g_device_timing.load(std::memory_order_relaxed) != detail::device_timing_off)
-      detail::device_begin(device_, *info, stream);  // [torch hook: default stream (nullptr) may become torch's current stream]
+      detail::device_begin(device_, *info, stream);  // no stream named: see default_stream_policy()
 #else
     (void)stream;
 #endif

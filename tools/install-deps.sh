@@ -1,23 +1,28 @@
 #!/usr/bin/env bash
 # Install the Debian/Ubuntu packages that scopeprof's build and tests need, if any is missing.
 #
-#   tools/install-deps.sh            cmake, make, g++, python3, doctest-dev, libbenchmark-dev
+#   tools/install-deps.sh            cmake, make, g++, python3, doctest-dev, libbenchmark-dev, libtorch-dev
 #   tools/install-deps.sh --fuzz     also clang and libclang-rt-14-dev (libFuzzer, clang sanitizers)
+#   tools/install-deps.sh --no-torch without libtorch-dev (LibTorch 1.13, CPU: the torch suite; ~16 s to install)
 #
 # Idempotent: prints nothing and changes nothing when every package is installed. Needs root (or sudo)
 # only when something is missing. Never installs CUDA: the build uses the toolkit when it is there.
 set -euo pipefail
 
-usage() { sed -n '2,8s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '2,9s/^# \{0,1\}//p' "$0"; }
 
 packages=(cmake make g++ python3 doctest-dev libbenchmark-dev)
+with_torch=1
 for arg in "$@"; do
   case "$arg" in
     --fuzz) packages+=(clang libclang-rt-14-dev) ;;
+    --no-torch) with_torch=0 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "install-deps.sh: unknown argument '$arg'" >&2; usage >&2; exit 2 ;;
   esac
 done
+# Debian's LibTorch (1.13, CPU, no Kineto) for the torch suite (a distribution without it: --no-torch).
+if ((with_torch)); then packages+=(libtorch-dev); fi
 
 if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
   # Not Debian-like: say what is needed; fail only if the basic tools are absent.

@@ -5,8 +5,11 @@
 //   SCOPEPROF_WITH_NVTX     NVTX ranges in the "scopeprof" domain.   Plain include: 1 if <nvtx3/nvToolsExt.h>
 //                           is on the include path, else 0.
 //   SCOPEPROF_WITH_CUDA     device time from CUDA events.            Plain include: 0 (needs cudart).
-//   SCOPEPROF_WITH_CUPTI    reserved for the CUPTI collector.        Plain include: 0.
-//   SCOPEPROF_WITH_TORCH    reserved for LibTorch RecordFunction.    Plain include: 0.
+//   SCOPEPROF_WITH_CUPTI    CUPTI collector (needs the CUPTI headers; set_cupti(true) switches it on). Plain include: 0.
+//   SCOPEPROF_WITH_TORCH    RecordFunction USER_SCOPE entries while  Plain include: 0 (needs LibTorch).
+//                           a torch profiler listens.
+//   SCOPEPROF_TORCH_CUDA    with SCOPEPROF_WITH_TORCH and _CUDA: a scope naming no stream is timed on torch's
+//                           current CUDA stream (needs libc10_cuda).  Plain include: 0.
 #pragma once
 
 #if defined(SCOPEPROF_DISABLE)

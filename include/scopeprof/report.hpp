@@ -52,9 +52,31 @@ struct scope_instance {
   std::int64_t device_begin_ns = 0;
   std::int64_t device_end_ns = 0;
   std::int64_t device_self_ns = 0;  ///< span minus the union of child spans on the same stream
+  // CUPTI (valid when sources().cupti_valid): work launched inside the scope, its children included.
+  std::uint32_t kernels = 0;             ///< kernels launched inside the scope (children included)
+  std::uint32_t kernels_self = 0;        ///< kernels whose innermost launching scope is this one
+  std::uint32_t copies = 0;              ///< memcpy and memset operations (children included)
+  std::int64_t device_busy_ns = 0;       ///< sum of the durations of those kernels and copies
+  std::int64_t device_busy_self_ns = 0;  ///< the same for the work this scope launched directly
 
   std::int64_t host_total_ns() const noexcept { return host_end_ns - host_begin_ns; }
   std::int64_t device_span_ns() const noexcept { return device_end_ns - device_begin_ns; }
+};
+
+/// @brief What a CUPTI activity record describes.
+enum class activity_kind : std::uint8_t { kernel = 0, memcpy = 1, memset = 2 };
+
+/// @brief One kernel, copy or memset from CUPTI, on the host timeline (steady_clock ns).
+struct device_activity {
+  activity_kind kind = activity_kind::kernel;
+  std::int64_t instance = -1;  ///< index into report::instances() of the innermost launching scope; -1: none
+  std::uint32_t name = 0;      ///< index into report::activity_names()
+  std::int32_t device = -1;
+  std::uint32_t stream = 0;    ///< CUPTI stream id
+  std::uint32_t graph = 0;     ///< CUDA graph id, 0 when not launched by a graph
+  std::int64_t begin_ns = 0;
+  std::int64_t end_ns = 0;
+  std::int64_t duration_ns() const noexcept { return end_ns - begin_ns; }
 };
 
 struct site_desc {
@@ -118,6 +140,19 @@ struct flat_row {
   duration_stats device;
   std::uint64_t device_captured = 0;  ///< instances whose device time is "n/a (captured)"
   std::uint64_t device_invalid = 0;
+  std::uint64_t kernels = 0;            ///< CUPTI: kernels launched inside these scopes (children included)
+  std::uint64_t copies = 0;             ///< CUPTI: memcpy and memset operations (children included)
+  std::int64_t device_busy_ns = 0;      ///< CUPTI: their summed durations, a name nested in itself counted once
+  std::int64_t device_busy_self_ns = 0; ///< CUPTI: the same for the work launched directly by these scopes
+};
+
+/// @brief One row of the kernel summary (the columns of Nsight Systems' cuda_gpu_kern_sum), per scope
+/// name and kernel name. Time % is the row's share of all kernel time in the report.
+struct kernel_summary_row {
+  std::string scope;   ///< innermost launching scope's name, "(no scope)" for kernels launched outside any
+  std::string kernel;  ///< kernel name as CUPTI gives it (mangled or not), bytes kept as they are
+  duration_stats time;
+  double time_pct = 0;
 };
 
 /// @brief What the device columns of a row say when there is no valid device time (or "ok").
@@ -140,6 +175,10 @@ struct tree_row {
   std::uint64_t device_calls = 0;
   std::int64_t device_total_ns = 0;
   std::int64_t device_self_ns = 0;
+  std::uint64_t kernels = 0;  ///< CUPTI, children included
+  std::uint64_t copies = 0;
+  std::int64_t device_busy_ns = 0;
+  std::int64_t device_busy_self_ns = 0;
 };
 
 /// @brief Which evidence each column comes from, and whether it is valid for this run.
@@ -147,9 +186,19 @@ struct evidence {
   std::string host = "host clock";
   bool device_valid = false;
   std::string device = "n/a (built without CUDA: SCOPEPROF_WITH_CUDA=0)";
+  bool cupti_valid = false;  ///< the CUPTI columns (busy, kernels, kernel summary) hold data
   std::string cupti = "not collected (CUPTI collector not built)";
   std::string torch = "not built (SCOPEPROF_WITH_TORCH=0)";
 };
+
+/// @brief What the CUPTI cells say: "ok" when CUPTI evidence is valid, else a short reason ("n/a" when it
+/// was not collected, "withheld" when another tool held CUPTI, "invalid" when records were lost).
+inline const char* cupti_status_text(const evidence& e) noexcept {
+  if (e.cupti_valid) return "ok";
+  if (e.cupti.rfind("withheld", 0) == 0) return "withheld";
+  if (e.cupti.rfind("invalid", 0) == 0) return "invalid";
+  return "n/a";
+}
 
 /// @brief Result of a writer: converts to true on success, else message() says what failed and where.
 class write_result {
@@ -185,6 +234,20 @@ struct raw_instance {
   std::int64_t device_end_ns = 0;
 };
 
+/// A CUPTI record as collect() attributes it: thread = position in raw_snapshot::threads, record =
+/// position in that thread's records (-1 for both: launched outside any recorded scope).
+struct raw_activity {
+  activity_kind kind = activity_kind::kernel;
+  std::int64_t thread = -1;
+  std::int64_t record = -1;
+  std::uint32_t name = 0;  // index into raw_snapshot::activity_names
+  std::int32_t device = -1;
+  std::uint32_t stream = 0;
+  std::uint32_t graph = 0;
+  std::int64_t begin_ns = 0;
+  std::int64_t end_ns = 0;
+};
+
 struct raw_thread {
   thread_desc desc;
   std::vector<raw_instance> records;  // in the order scopes ended (post-order)
@@ -197,6 +260,8 @@ struct raw_snapshot {
   evidence sources;
   std::int64_t origin_ns = 0;  // the process's time zero for traces
   std::string warnings;        // lines the report prints in its header
+  std::vector<raw_activity> activities;  // CUPTI records (used only when sources.cupti_valid)
+  std::vector<std::string> activity_names;
 };
 
 class report_builder;
@@ -221,6 +286,11 @@ class report {
   /// Time zero of traces (steady_clock ns): the library's start.
   std::int64_t origin_ns() const noexcept { return origin_ns_; }
   std::uint64_t orphan_count() const noexcept { return orphans_; }
+  /// CUPTI kernels, copies and memsets by begin time (empty unless sources().cupti_valid).
+  const std::vector<device_activity>& activities() const noexcept { return activities_; }
+  const std::vector<std::string>& activity_names() const noexcept { return activity_names_; }
+  /// Kernel summary by (scope name, kernel name), heaviest total first (empty unless sources().cupti_valid).
+  const std::vector<kernel_summary_row>& kernel_summary() const noexcept { return kernel_summary_; }
 
   /// The flat row with this name, or nullptr.
   const flat_row* find(const std::string& name) const noexcept {
@@ -257,6 +327,9 @@ class report {
   std::string warnings_;
   std::int64_t origin_ns_ = 0;
   std::uint64_t orphans_ = 0;
+  std::vector<device_activity> activities_;
+  std::vector<std::string> activity_names_;
+  std::vector<kernel_summary_row> kernel_summary_;
 };
 
 namespace detail {
@@ -270,11 +343,13 @@ class report_builder {
     r.sources_ = std::move(raw.sources);
     r.warnings_ = std::move(raw.warnings);
     r.origin_ns_ = raw.origin_ns;
+    std::vector<std::vector<std::int64_t>> instance_of(raw.threads.size());
     for (std::size_t t = 0; t < raw.threads.size(); ++t) {
       r.threads_.push_back(raw.threads[t].desc);
-      add_thread(r, raw.threads[t].records, static_cast<std::uint32_t>(t));
+      add_thread(r, raw.threads[t].records, static_cast<std::uint32_t>(t), instance_of[t]);
       std::vector<raw_instance>().swap(raw.threads[t].records);
     }
+    if (r.sources_.cupti_valid) add_activities(r, raw, instance_of);
     compute_device_self(r);
     build_flat(r);
     build_tree(r);
@@ -289,8 +364,10 @@ class report_builder {
   // Records arrive in post-order with their nesting level: a scope's children are the records one level
   // deeper that ended since the previous record at its own level. A child that does not lie inside the
   // adopting scope (its true parent was dropped) becomes an orphan root instead of being misattributed.
-  static void add_thread(report& r, const std::vector<raw_instance>& recs, std::uint32_t thread) {
+  static void add_thread(report& r, const std::vector<raw_instance>& recs, std::uint32_t thread,
+                         std::vector<std::int64_t>& instance_of) {
     const std::size_t n = recs.size();
+    instance_of.assign(n, -1);
     std::vector<std::vector<std::uint32_t>> children(n);
     std::vector<std::vector<std::uint32_t>> pending;  // by recorded depth
     std::vector<std::uint32_t> roots;
@@ -349,11 +426,87 @@ class report_builder {
       s.device_end_ns = x.device_end_ns;
       if (s.orphan) ++r.orphans_;
       const auto index = static_cast<std::int64_t>(r.instances_.size());
+      instance_of[f.rec] = index;
       r.instances_.push_back(s);
       auto& ch = children[f.rec];
       std::stable_sort(ch.begin(), ch.end(), by_begin);
       for (auto it = ch.rbegin(); it != ch.rend(); ++it) stack.push_back({*it, index, f.depth + 1});
     }
+  }
+
+  // CUPTI records: each belongs to the innermost scope that launched it; a scope's inclusive counts add its
+  // children's (instances are in pre-order, so children come after their parent).
+  static void add_activities(report& r, raw_snapshot& raw, const std::vector<std::vector<std::int64_t>>& instance_of) {
+    r.activity_names_ = std::move(raw.activity_names);
+    r.activities_.reserve(raw.activities.size());
+    auto& in = r.instances_;
+    for (const raw_activity& a : raw.activities) {
+      if (a.name >= r.activity_names_.size() || a.end_ns < a.begin_ns) continue;
+      device_activity d;
+      d.kind = a.kind;
+      d.name = a.name;
+      d.device = a.device;
+      d.stream = a.stream;
+      d.graph = a.graph;
+      d.begin_ns = a.begin_ns;
+      d.end_ns = a.end_ns;
+      if (a.thread >= 0 && static_cast<std::size_t>(a.thread) < instance_of.size() && a.record >= 0 &&
+          static_cast<std::size_t>(a.record) < instance_of[static_cast<std::size_t>(a.thread)].size())
+        d.instance = instance_of[static_cast<std::size_t>(a.thread)][static_cast<std::size_t>(a.record)];
+      if (d.instance >= 0) {
+        scope_instance& s = in[static_cast<std::size_t>(d.instance)];
+        if (d.kind == activity_kind::kernel) ++s.kernels_self;
+        else ++s.copies;
+        s.device_busy_self_ns += d.duration_ns();
+      }
+      r.activities_.push_back(d);
+    }
+    std::stable_sort(r.activities_.begin(), r.activities_.end(),
+                     [](const device_activity& a, const device_activity& b) { return a.begin_ns < b.begin_ns; });
+    for (auto& s : in) {
+      s.kernels = s.kernels_self;
+      s.device_busy_ns = s.device_busy_self_ns;
+    }
+    // copies holds the scope's own count so far; add children bottom-up (reverse pre-order).
+    for (std::size_t i = in.size(); i-- > 0;) {
+      const auto& c = in[i];
+      if (c.parent < 0) continue;
+      auto& p = in[static_cast<std::size_t>(c.parent)];
+      p.kernels += c.kernels;
+      p.copies += c.copies;
+      p.device_busy_ns += c.device_busy_ns;
+    }
+    // Kernel summary by (scope name, kernel name).
+    std::unordered_map<std::string, std::size_t> group;
+    std::vector<std::vector<std::int64_t>> durations;
+    std::int64_t all = 0;
+    for (const auto& d : r.activities_) {
+      if (d.kind != activity_kind::kernel) continue;
+      const std::string scope =
+          d.instance < 0 ? std::string("(no scope)")
+                         : (in[static_cast<std::size_t>(d.instance)].site < r.sites_.size()
+                                ? r.sites_[in[static_cast<std::size_t>(d.instance)].site].name
+                                : std::string());
+      std::string key = scope;
+      key += '\0';
+      key += std::to_string(d.name);
+      auto it = group.emplace(std::move(key), r.kernel_summary_.size());
+      if (it.second) {
+        r.kernel_summary_.emplace_back();
+        r.kernel_summary_.back().scope = scope;
+        r.kernel_summary_.back().kernel = r.activity_names_[d.name];
+        durations.emplace_back();
+      }
+      durations[it.first->second].push_back(d.duration_ns());
+      all += d.duration_ns();
+    }
+    for (std::size_t g = 0; g < r.kernel_summary_.size(); ++g) {
+      auto& row = r.kernel_summary_[g];
+      row.time = duration_stats::of(std::move(durations[g]));
+      row.time_pct = all > 0 ? 100.0 * static_cast<double>(row.time.sum) / static_cast<double>(all) : 0.0;
+    }
+    std::stable_sort(r.kernel_summary_.begin(), r.kernel_summary_.end(),
+                     [](const kernel_summary_row& a, const kernel_summary_row& b) { return a.time.sum > b.time.sum; });
   }
 
   // Device self = span minus the union of the spans of its children timed on the same device and stream.
@@ -419,7 +572,13 @@ class report_builder {
       if (groups == 0) break;
       flat_row& row = r.flat_[g];
       ++row.calls;
-      if (active[g] == 0) row.host_total_ns += s.host_total_ns();
+      if (active[g] == 0) {
+        row.host_total_ns += s.host_total_ns();
+        row.kernels += s.kernels;
+        row.copies += s.copies;
+        row.device_busy_ns += s.device_busy_ns;
+      }
+      row.device_busy_self_ns += s.device_busy_self_ns;
       row.host_self_ns += s.host_self_ns;
       all_self += s.host_self_ns;
       host[g].push_back(s.host_total_ns());
@@ -484,6 +643,10 @@ class report_builder {
       ++row.calls;
       row.host_total_ns += s.host_total_ns();
       row.host_self_ns += s.host_self_ns;
+      row.kernels += s.kernels;
+      row.copies += s.copies;
+      row.device_busy_ns += s.device_busy_ns;
+      row.device_busy_self_ns += s.device_busy_self_ns;
       if (s.device == device_status::ok) {
         ++row.device_calls;
         row.device_total_ns += s.device_span_ns();

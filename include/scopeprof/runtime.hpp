@@ -13,9 +13,12 @@
 //   SCOPEPROF_DEVICE=0|1          device timing from CUDA events (CUDA builds; default 1)
 //   SCOPEPROF_DEVICE_SAMPLE=N     device-time every Nth entry of each call site (default 1: every entry)
 //   SCOPEPROF_DEVICE_WAIT_MS=N    longest collect() waits for a stream's newest event (default 5000)
+//   SCOPEPROF_CUPTI=0|1           CUPTI collector (SCOPEPROF_WITH_CUPTI builds; default 0: CUPTI untouched)
+//   SCOPEPROF_CUPTI_LIBRARY=PATH  the libcupti to load (default: one already loaded, else libcupti.so.13)
 #pragma once
 
 #include <scopeprof/backends/cuda_events.hpp>
+#include <scopeprof/backends/cupti.hpp>
 #include <scopeprof/clock.hpp>
 #include <scopeprof/config.hpp>
 #include <scopeprof/detail/log.hpp>
@@ -142,6 +145,12 @@ inline void initialise() noexcept {
       nvtx_initialize();
       r.report_target = env_string("SCOPEPROF_REPORT");
       if (!r.report_target.empty()) std::atexit(&report_at_exit);
+      const bool cupti = parse_switch("SCOPEPROF_CUPTI", env_string("SCOPEPROF_CUPTI"), false);
+#if SCOPEPROF_WITH_CUPTI
+      if (cupti) cupti_start();
+#else
+      if (cupti) warn("SCOPEPROF_CUPTI=1: this program was built without the CUPTI collector (SCOPEPROF_WITH_CUPTI=0)");
+#endif
       g_state.store(on ? state_on : state_off, std::memory_order_release);
     });
   } catch (...) {
@@ -191,22 +200,29 @@ inline void set_max_records(std::uint64_t n) noexcept {
 }
 
 /// @brief Device-time every Nth entry of every call site (0: host time only, 1: every entry).
-/// Applies to sites already seen and to new ones. CUDA builds; harmless elsewhere.
+/// Applies to sites already seen and to new ones, and replaces every per-name setting. CUDA builds;
+/// harmless elsewhere.
 inline void set_device_sampling(std::uint32_t every_n) noexcept {
   detail::initialise();
   detail::g_default_device_every.store(every_n, std::memory_order_relaxed);
   detail::registry& r = detail::the_registry();
   std::lock_guard<std::mutex> lock(r.mu);
+  r.named_device_every.clear();
   for (auto& s : r.sites)
     if (!s->host_only) s->device_every.store(every_n, std::memory_order_relaxed);
 }
 
-/// @brief Device-time every Nth entry of the call sites with this name (0: host only). Returns how many
-/// sites matched; sites first seen later take the global setting.
+/// @brief Device-time every Nth entry of the call sites with this name (0: host only), also of sites with
+/// this name first seen later (the name overrides the global setting). Returns how many sites seen so far
+/// matched.
 inline std::size_t set_device_sampling(std::string_view name, std::uint32_t every_n) noexcept {
   detail::initialise();
   detail::registry& r = detail::the_registry();
   std::lock_guard<std::mutex> lock(r.mu);
+  try {
+    r.named_device_every[detail::truncate_name(name)] = every_n;
+  } catch (...) {
+  }
   std::size_t n = 0;
   for (auto& s : r.sites)
     if (s->name == name && !s->host_only) {
@@ -279,9 +295,11 @@ inline report collect() noexcept {
     }
 #if SCOPEPROF_WITH_CUDA
     raw.sources.device = device_evidence(raw.sources.device_valid);
+    raw.sources.torch = torch_evidence_text();
 #endif
     raw.sites.reserve(r.sites.size());
     for (const auto& s : r.sites) raw.sites.push_back({s->name, s->file, s->function, s->line});
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> record_ranges;  // {floor, recorded} per thread
     for (std::size_t ti = 0; ti < r.threads.size(); ++ti) {
       thread_buffer* b = r.threads[ti];
       const thread_counters c = read_counters(*b);
@@ -296,6 +314,7 @@ inline report collect() noexcept {
         t.desc.counts.entered = c.entered - b->entered_floor;
         t.desc.counts.in_flight = t.desc.counts.entered - t.desc.counts.recorded - t.desc.counts.dropped;
         const std::uint64_t from = b->recorded_floor;
+        record_ranges.emplace_back(from, c.recorded);
         t.records.reserve(static_cast<std::size_t>(c.recorded - from));
         for (const chunk* ch : chunks) {
           const std::uint64_t lo = std::max(from, ch->first);
@@ -336,6 +355,7 @@ inline report collect() noexcept {
       raw.counts.in_flight += t.desc.counts.in_flight;
       raw.threads.push_back(std::move(t));
     }
+    cupti_collect(raw, r.threads, record_ranges);
     const std::uint64_t unattached = r.unattached_drops.load(std::memory_order_relaxed) - r.unattached_floor;
     if (unattached) {
       raw.counts.entered += unattached;
@@ -408,6 +428,7 @@ inline void reset() noexcept {
     for (std::size_t i = 0; i < n; ++i) return_chunk(r, b->chunks[i]);
     b->chunks.erase(b->chunks.begin(), b->chunks.begin() + static_cast<std::ptrdiff_t>(n));
   }
+  cupti_reset();
   r.alloc_epoch.fetch_add(1, std::memory_order_acq_rel);
 #endif
 }

@@ -102,7 +102,7 @@ class scope {
 #if SCOPEPROF_WITH_CUDA
     // After the host begin: the device span starts inside the host scope that launched it.
     if (detail::g_device_timing.load(std::memory_order_relaxed) != detail::device_timing_off)
-      detail::device_begin(device_, *info, stream);  // [torch hook: default stream (nullptr) may become torch's current stream]
+      detail::device_begin(device_, *info, stream);  // no stream named: see default_stream_policy()
 #else
     (void)stream;
 #endif

@@ -89,12 +89,13 @@ inline std::string check_csv(const scopeprof::report& r, const std::string& text
             calls = csv_column(rows, "calls");
   if (name < 0 || value < 0 || calls < 0) return "CSV header lacks name/value/calls";
   std::map<std::string, std::string> meta;
-  std::vector<const std::vector<std::string>*> flat, tree;
+  std::vector<const std::vector<std::string>*> flat, tree, kernel;
   for (std::size_t i = 1; i < rows.size(); ++i) {
     const auto& row = rows[i];
     if (row[view] == "meta") meta[row[name]] = row[value];
     else if (row[view] == "flat") flat.push_back(&row);
     else if (row[view] == "tree") tree.push_back(&row);
+    else if (row[view] == "kernel") kernel.push_back(&row);
     else return "CSV row " + std::to_string(i) + " has view '" + row[view] + "'";
   }
   const auto& c = r.counts();
@@ -114,6 +115,16 @@ inline std::string check_csv(const scopeprof::report& r, const std::string& text
       return "CSV tree row " + std::to_string(i) + " name differs";
     if ((*tree[i])[calls] != std::to_string(r.tree()[i].calls)) return "CSV tree calls differ";
   }
+  if (kernel.size() != r.kernel_summary().size()) return "CSV kernel row count differs";
+  for (std::size_t i = 0; i < kernel.size(); ++i)
+    if ((*kernel[i])[name] != scopeprof::detail::to_valid_utf8(r.kernel_summary()[i].kernel) ||
+        (*kernel[i])[value] != scopeprof::detail::to_valid_utf8(r.kernel_summary()[i].scope))
+      return "CSV kernel row " + std::to_string(i) + " names differ";
+  const int cupti_status = csv_column(rows, "cupti_status");
+  if (cupti_status < 0) return "CSV header lacks cupti_status";
+  for (const auto* row : flat)
+    if ((*row)[static_cast<std::size_t>(cupti_status)] != scopeprof::cupti_status_text(r.sources()))
+      return "CSV cupti_status differs from the evidence";
   return {};
 }
 
@@ -166,6 +177,20 @@ inline std::string check_json(const scopeprof::report& r, const std::string& tex
     const json* p = tree->items[i].find("parent");
     if (!p || !p->integer(parent) || parent < -1 || parent >= static_cast<std::int64_t>(i))
       return "JSON tree parent out of range";
+    const json* cupti = tree->items[i].find("cupti");
+    if (!cupti || cupti->is(json::type::null) == r.sources().cupti_valid) return "JSON tree cupti cell wrong for the evidence";
+    if (r.sources().cupti_valid && !json_int_is(cupti->find("kernels"), r.tree()[i].kernels)) return "JSON tree kernels differ";
+  }
+  const json* kern = doc.find("kernel_summary");
+  if (!kern || !kern->is(json::type::array) || kern->items.size() != r.kernel_summary().size())
+    return "JSON kernel_summary differs";
+  for (std::size_t i = 0; i < kern->items.size(); ++i) {
+    const json* n = kern->items[i].find("name");
+    const json* sc = kern->items[i].find("scope");
+    if (!n || n->text != scopeprof::detail::to_valid_utf8(r.kernel_summary()[i].kernel) || !sc ||
+        sc->text != scopeprof::detail::to_valid_utf8(r.kernel_summary()[i].scope))
+      return "JSON kernel_summary row " + std::to_string(i) + " names differ";
+    if (!json_int_is(kern->items[i].find("instances"), r.kernel_summary()[i].time.count)) return "JSON kernel instances differ";
   }
   return {};
 }
@@ -187,7 +212,8 @@ inline std::string check_chrome_trace(const scopeprof::report& r, const std::str
   if (!events || !events->is(json::type::array)) return "trace has no traceEvents array";
   std::map<std::pair<std::int64_t, std::int64_t>, int> thread_names;  // (pid, tid) -> count
   std::map<std::int64_t, std::vector<trace_x>> host_x;                 // tid -> events
-  std::set<std::int64_t> device_tids;
+  std::set<std::int64_t> device_tids, cupti_tids;
+  std::size_t cupti_count = 0;
   std::map<std::int64_t, int> flow_s, flow_f;
   std::size_t host_count = 0;
   for (std::size_t k = 0; k < events->items.size(); ++k) {
@@ -221,6 +247,13 @@ inline std::string check_chrome_trace(const scopeprof::report& r, const std::str
         ++host_count;
       } else if (pid == 2) {
         device_tids.insert(tid);
+      } else if (pid == 3) {  // CUPTI kernels, copies and memsets, in report order
+        if (cupti_count >= r.activities().size()) return where + "more CUPTI events than activities";
+        const auto& a = r.activities()[cupti_count++];
+        const std::string& an = a.name < r.activity_names().size() ? r.activity_names()[a.name] : std::string();
+        if (name->text != scopeprof::detail::to_valid_utf8(an)) return where + "kernel name differs";
+        if (ts != a.begin_ns - r.origin_ns() || dur != a.duration_ns()) return where + "kernel times differ";
+        cupti_tids.insert(tid);
       } else {
         return where + "unexpected pid";
       }
@@ -233,6 +266,9 @@ inline std::string check_chrome_trace(const scopeprof::report& r, const std::str
     }
   }
   if (host_count != r.instances().size()) return "trace has fewer host events than instances";
+  if (cupti_count != r.activities().size()) return "trace has fewer CUPTI events than activities";
+  for (auto tid : cupti_tids)
+    if (!thread_names.count({3, tid})) return "CUPTI tid " + std::to_string(tid) + " has no thread_name";
   std::size_t host_thread_names = 0;
   for (const auto& [key, n] : thread_names) {
     if (n != 1) return "thread_name appears " + std::to_string(n) + " times for one tid";

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -197,4 +198,30 @@ TEST_CASE("parse_clock: auto, steady, tsc and cntvct; unknown or unavailable clo
     CHECK(scopeprof::detail::clock_kind_available(best));
     CHECK(scopeprof::detail::clock_kind_available(clock_kind::steady));
   }
+}
+
+namespace {
+std::uint32_t device_every_of(const char* name) {
+  scopeprof::detail::registry& r = scopeprof::detail::the_registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  for (const auto& s : r.sites)
+    if (s->name == name) return s->device_every.load();
+  return 0xFFFFFFFFu;  // no such site
+}
+void sampled_by_name_site() { PROF_SCOPE("config_sampled_by_name"); }
+void sampled_by_name_other() { PROF_SCOPE("config_sampled_other"); }
+}  // namespace
+
+TEST_CASE("set_device_sampling(name, n) also applies to a site first seen later; the global call replaces it") {
+  scopeprof::set_device_sampling(1);
+  CHECK(scopeprof::set_device_sampling("config_sampled_by_name", 7) == 0);  // not seen yet
+  sampled_by_name_site();
+  sampled_by_name_other();
+  CHECK(device_every_of("config_sampled_by_name") == 7);
+  CHECK(device_every_of("config_sampled_other") == 1);
+  CHECK(scopeprof::set_device_sampling("config_sampled_by_name", 3) == 1);
+  CHECK(device_every_of("config_sampled_by_name") == 3);
+  scopeprof::set_device_sampling(1);
+  CHECK(device_every_of("config_sampled_by_name") == 1);
+  scopeprof::reset();
 }

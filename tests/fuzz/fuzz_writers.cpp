@@ -4,7 +4,9 @@
 // Any failure prints the reason and aborts.
 //
 // Input layout:
-//   byte 0          bits 0-2: names - 1 (1..8), bits 3-4: threads - 1 (1..4)
+//   byte 0          bits 0-2: names - 1 (1..8), bits 3-4: threads - 1 (1..4), bit 5: CUPTI evidence valid,
+//                   with one kernel per recorded scope named after a scope name (bits 6-7 pick which), and
+//                   one launched outside any scope
 //   then per name   one length byte L, then L bytes of name (cut short at the end of the input)
 //   then ops        one byte each (at most 4096):
 //     xxx sss 00    open a scope of name sss % names; xxx: 0-3 no device time, 4/5 device span on stream
@@ -135,6 +137,28 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   if (snap.counts.dropped) snap.warnings = "  warning: " + std::to_string(snap.counts.dropped) + " dropped\n";
   const scopeprof::scope_counts expected = snap.counts;
+  if (header & 0x20u) {  // CUPTI: kernel names are the same arbitrary bytes as scope names
+    snap.sources.cupti_valid = true;
+    snap.sources.cupti = "fuzz \"cupti\"\n";
+    for (const auto& s : snap.sites) snap.activity_names.push_back(s.name);
+    std::int64_t t0 = snap.origin_ns + 10;
+    for (std::size_t t = 0; t < thread_count; ++t)
+      for (std::size_t i = 0; i < snap.threads[t].records.size(); ++i) {
+        scopeprof::detail::raw_activity a;
+        a.thread = static_cast<std::int64_t>(t);
+        a.record = static_cast<std::int64_t>(i);
+        a.name = static_cast<std::uint32_t>((i + (header >> 6)) % name_count);
+        a.device = 0;
+        a.stream = static_cast<std::uint32_t>(t);
+        a.begin_ns = t0;
+        a.end_ns = t0 + static_cast<std::int64_t>(i % 5) * 1000;
+        t0 += 7;
+        snap.activities.push_back(a);
+      }
+    scopeprof::detail::raw_activity outside;
+    outside.begin_ns = outside.end_ns = t0;
+    snap.activities.push_back(outside);
+  }
 
   const scopeprof::report r = scopeprof::report::from_raw(std::move(snap));
   if (r.instances().size() != total_records) fail("instances lost or invented");

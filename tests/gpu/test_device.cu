@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 using scopeprof_gpu::spin;
@@ -549,5 +550,92 @@ TEST_CASE("gpu i: PROF_SCOPE_HOST stays host-only when device sampling is set af
   CHECK_MESSAGE(timed_named == 0, "after set_device_sampling(\"host_only_site\", 1), PROF_SCOPE_HOST scopes were device-timed ("
                                       << timed_named << " of 10)");
   scopeprof::set_device_sampling(1);
+  scopeprof::reset();
+}
+
+namespace {
+// One gated 100 us kernel in a scope; returns the scope's device span in ns (or -1 if not timed).
+double one_timed_span(const char* what) {
+  CUDA_CHECK(spin(50));
+  {
+    PROF_SCOPE("span100");
+    CUDA_CHECK(spin(100));
+  }
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const scopeprof::report r = scopeprof::collect();
+  INFO(what << ": " << evidence(r));
+  const auto inst = instances_named(r, "span100");
+  scopeprof::reset();
+  if (inst.size() != 1 || inst[0].device != scopeprof::device_status::ok) return -1;
+  return static_cast<double>(inst[0].device_span_ns());
+}
+}  // namespace
+
+TEST_CASE("gpu j: the runtime fallback (no driver entry points) and a fresh thread time the same span") {
+  SCOPEPROF_GPU_OR_SKIP();
+  warm_up();
+  REQUIRE_MESSAGE(scopeprof::detail::g_driver.ok, "the driver entry points were not found: scopes use the runtime path");
+  const double driver_span = one_timed_span("driver calls");
+  // The runtime path: what a driver without cudaGetDriverEntryPoint support gets.
+  const scopeprof::detail::driver_calls saved = scopeprof::detail::g_driver;
+  scopeprof::detail::g_driver.ok = false;
+  const double runtime_span = one_timed_span("runtime calls");
+  scopeprof::detail::g_driver = saved;
+  // A thread whose first CUDA call is inside its first scope: no context is current on it when the scope
+  // begins, so the begin goes through the runtime. (No doctest assertion in the thread: they would throw there.)
+  cudaError_t thread_error = cudaSuccess;
+  std::thread t([&] {
+    {
+      PROF_SCOPE("fresh_thread_span100");
+      thread_error = spin(100);
+    }
+    if (thread_error == cudaSuccess) thread_error = cudaDeviceSynchronize();
+  });
+  t.join();
+  REQUIRE_MESSAGE(thread_error == cudaSuccess, err(thread_error));
+  const scopeprof::report r = scopeprof::collect();
+  INFO(evidence(r));
+  const auto inst = instances_named(r, "fresh_thread_span100");
+  REQUIRE(inst.size() == 1);
+  CHECK_MESSAGE(inst[0].device == scopeprof::device_status::ok, status_name(inst[0].device));
+  const double thread_span = static_cast<double>(inst[0].device_span_ns());
+  scopeprof::reset();
+  MESSAGE("100 us kernel: span " << driver_span / us << " us (driver calls), " << runtime_span / us << " us (runtime calls), "
+                                 << thread_span / us << " us (fresh thread, ungated: includes its launch latency)");
+  REQUIRE(driver_span > 0);
+  REQUIRE(runtime_span > 0);
+  TIMING_CHECK(std::abs(runtime_span - driver_span) <= std::max(0.01 * driver_span, 2 * us),
+               "runtime-path span " << runtime_span / us << " us vs driver-path span " << driver_span / us << " us");
+  TIMING_CHECK(driver_span >= 100 * us, "span " << driver_span / us << " us is shorter than the 100 us kernel");
+  TIMING_CHECK(thread_span >= 100 * us, "fresh-thread span " << thread_span / us << " us is shorter than the 100 us kernel");
+}
+
+TEST_CASE("gpu k: a scope leaves the program's pending CUDA error where it was") {
+  SCOPEPROF_GPU_OR_SKIP();
+  warm_up();
+  // A launch with an impossible block size leaves a non-sticky error for cudaGetLastError: first without
+  // a scope, to learn which error the program sees, then with one.
+  scopeprof_gpu::spin_kernel<<<1, 4096>>>(0, nullptr);
+  const cudaError_t expected = cudaGetLastError();
+  REQUIRE_MESSAGE(expected != cudaSuccess, "a 4096-thread block launched without error");
+  scopeprof_gpu::spin_kernel<<<1, 4096>>>(0, nullptr);
+  {
+    PROF_SCOPE("with_pending_error");
+    CUDA_CHECK(cudaDeviceSynchronize());
+  }
+  const cudaError_t seen = cudaGetLastError();
+  CHECK_MESSAGE(seen == expected, "the program saw " << err(seen) << " instead of its own launch error " << err(expected));
+  CHECK(cudaGetLastError() == cudaSuccess);
+  // And no error appears where the program had none.
+  {
+    PROF_SCOPE("without_pending_error");
+    CUDA_CHECK(spin(1));
+  }
+  CHECK(cudaPeekAtLastError() == cudaSuccess);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const scopeprof::report r = scopeprof::collect();
+  INFO(evidence(r));
+  CHECK(r.sources().device_valid);
+  CHECK(row(r, "with_pending_error").device_calls == 1);
   scopeprof::reset();
 }

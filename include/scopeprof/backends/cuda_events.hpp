@@ -9,15 +9,19 @@
 //
 // Errors never reach the program: a failing CUDA call switches device timing off for that device, the
 // reason goes into the report header, and the program's own pending error (cudaPeekAtLastError) is left
-// as it would have been without scopeprof.
+// as it would have been without scopeprof. A scope's boundaries call the driver directly (entry points
+// fetched through the runtime once): cheaper than the runtime wrappers, and driver calls never touch the
+// runtime's last-error state, so the hot path needs no error bookkeeping.
 #pragma once
 
 #include <scopeprof/config.hpp>
 #include <scopeprof/detail/log.hpp>
 #include <scopeprof/detail/recorder.hpp>
+#include <scopeprof/backends/torch.hpp>
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -28,6 +32,7 @@
 #include <vector>
 
 #if SCOPEPROF_WITH_CUDA
+#include <cuda.h>  // driver API types only: the entry points are fetched through the runtime, nothing links libcuda
 #include <cuda_runtime_api.h>
 #endif
 
@@ -39,6 +44,65 @@ enum : std::uint8_t { device_timing_uninitialised = 0, device_timing_on = 1, dev
 inline std::atomic<std::uint8_t> g_device_timing{device_timing_uninitialised};
 
 #if SCOPEPROF_WITH_CUDA
+
+/// A device's pool of free events: a bounded queue that any thread can take from and give back to with
+/// one compare-and-swap per event and no lock (each cell carries a sequence number that says whether
+/// it is ready to be written or read in the current lap), so a scope refilling its thread's cache never
+/// waits for collect(). Fixed capacity; what does not fit waits in the device's overflow list.
+class event_pool {
+ public:
+  static constexpr std::size_t capacity = 65536;  // 1 MiB per device used: 32768 timed scopes between collects
+  event_pool() : cells_(new cell[capacity]) {
+    for (std::size_t i = 0; i < capacity; ++i) cells_[i].seq.store(i, std::memory_order_relaxed);
+  }
+  bool put(cudaEvent_t ev) noexcept {
+    std::size_t pos = tail_.load(std::memory_order_relaxed);
+    for (;;) {
+      cell& c = cells_[pos & (capacity - 1)];
+      const std::size_t seq = c.seq.load(std::memory_order_acquire);
+      const auto lap = static_cast<std::ptrdiff_t>(seq - pos);
+      if (lap == 0) {
+        if (tail_.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
+          c.ev = ev;
+          c.seq.store(pos + 1, std::memory_order_release);
+          return true;
+        }
+      } else if (lap < 0) {
+        return false;  // full
+      } else {
+        pos = tail_.load(std::memory_order_relaxed);
+      }
+    }
+  }
+  bool take(cudaEvent_t& ev) noexcept {
+    std::size_t pos = head_.load(std::memory_order_relaxed);
+    for (;;) {
+      cell& c = cells_[pos & (capacity - 1)];
+      const std::size_t seq = c.seq.load(std::memory_order_acquire);
+      const auto lap = static_cast<std::ptrdiff_t>(seq - (pos + 1));
+      if (lap == 0) {
+        if (head_.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
+          ev = c.ev;
+          c.seq.store(pos + capacity, std::memory_order_release);
+          return true;
+        }
+      } else if (lap < 0) {
+        return false;  // empty
+      } else {
+        pos = head_.load(std::memory_order_relaxed);
+      }
+    }
+  }
+
+ private:
+  struct cell {
+    std::atomic<std::size_t> seq{0};
+    cudaEvent_t ev = nullptr;
+  };
+  std::unique_ptr<cell[]> cells_;
+  alignas(64) std::atomic<std::size_t> head_{0};
+  alignas(64) std::atomic<std::size_t> tail_{0};
+};
 
 /// Per CUDA device: reference event, private stream, event pool, failure state.
 struct device_context {
@@ -53,8 +117,9 @@ struct device_context {
   // offsets stay short (cudaEventElapsedTime is a float in ms: precision falls as offsets grow).
   std::vector<std::pair<cudaEvent_t, std::int64_t>> references;
   std::atomic<std::uint32_t> current_reference{0};
-  std::vector<cudaEvent_t> free_events;
-  std::uint64_t events_created = 0;
+  event_pool free_events;
+  std::vector<cudaEvent_t> overflow_events;  // under mu: returned events that found the pool full
+  std::atomic<std::uint64_t> events_created{0};
   std::uint64_t scopes_timed = 0;  // resolved spans, for the report header
 };
 
@@ -86,6 +151,55 @@ inline thread_local thread_event_cache t_event_cache;
 /// unless the program already had one pending.
 inline void forget_our_error(cudaError_t pending_before) noexcept {
   if (pending_before == cudaSuccess) (void)cudaGetLastError();
+}
+
+/// The four driver calls a device-timed scope makes, fetched once through the runtime
+/// (cudaGetDriverEntryPointByVersion, so nothing links libcuda). Driver calls return their error and leave
+/// the runtime's per-thread last error alone: the hot path needs no cudaPeekAtLastError to keep the
+/// program's error state as it was. Without them (an old driver), scopes use the runtime calls.
+struct driver_calls {
+  using ctx_get_device_fn = CUresult (*)(CUdevice*);
+  using stream_is_capturing_fn = CUresult (*)(CUstream, CUstreamCaptureStatus*);
+  using event_record_fn = CUresult (*)(CUevent, CUstream);
+  using event_record_with_flags_fn = CUresult (*)(CUevent, CUstream, unsigned int);
+  ctx_get_device_fn ctx_get_device = nullptr;
+  stream_is_capturing_fn stream_is_capturing = nullptr;
+  event_record_fn event_record = nullptr;
+  event_record_with_flags_fn event_record_with_flags = nullptr;
+  bool ok = false;
+};
+inline driver_calls g_driver;  // written once by probe_devices(), before device timing is switched on
+
+template <class Fn>
+inline bool driver_entry(const char* symbol, Fn& fn) noexcept {
+  void* p = nullptr;
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  // 12000: the ABI of these four calls has been stable since CUDA 12.0; default-stream flags: handle 0 is
+  // the legacy stream, and the per-thread stream is passed explicitly as cudaStreamPerThread.
+#if CUDART_VERSION >= 12050
+  if (cudaGetDriverEntryPointByVersion(symbol, &p, 12000, cudaEnableDefault, &found) != cudaSuccess ||
+      found != cudaDriverEntryPointSuccess || p == nullptr)
+    return false;
+#elif CUDART_VERSION >= 12000
+  if (cudaGetDriverEntryPoint(symbol, &p, cudaEnableDefault, &found) != cudaSuccess ||
+      found != cudaDriverEntryPointSuccess || p == nullptr)
+    return false;
+#else
+  (void)symbol;
+  (void)fn;
+  (void)p;
+  (void)found;
+  return false;
+#endif
+  fn = reinterpret_cast<Fn>(p);
+  return true;
+}
+
+inline void load_driver_calls() noexcept {
+  driver_calls c;
+  c.ok = driver_entry("cuCtxGetDevice", c.ctx_get_device) && driver_entry("cuStreamIsCapturing", c.stream_is_capturing) &&
+         driver_entry("cuEventRecord", c.event_record) && driver_entry("cuEventRecordWithFlags", c.event_record_with_flags);
+  if (c.ok) g_driver = c;
 }
 
 inline std::string cuda_error_text(cudaError_t e) {
@@ -120,6 +234,8 @@ SCOPEPROF_NOINLINE inline void probe_devices() noexcept {
       g_device_timing.store(device_timing_off, std::memory_order_release);
       return;
     }
+    load_driver_calls();
+    forget_our_error(pending);
     d.count = n;
     for (int i = 0; i < n; ++i) {
       d.devices.push_back(std::make_unique<device_context>());
@@ -190,43 +306,56 @@ inline device_context* context_for(int device) noexcept {
   return ctx->failed ? nullptr : ctx;
 }
 
+/// Return an event to its device's pool (to the overflow list if the pool is full; destroyed if even
+/// that fails).
+inline void pool_event(device_context& ctx, cudaEvent_t ev) noexcept {
+  if (ctx.free_events.put(ev)) return;
+  try {
+    std::lock_guard<std::mutex> lock(ctx.mu);
+    ctx.overflow_events.push_back(ev);
+    return;
+  } catch (...) {
+  }
+  const cudaError_t pending = cudaPeekAtLastError();
+  if (cudaEventDestroy(ev) != cudaSuccess) forget_our_error(pending);
+}
+
 /// Return the calling thread's cached events to their device pool.
 inline void flush_event_cache(thread_event_cache& cache) noexcept {
   if (cache.count == 0 || cache.device < 0) return;
   device_context* ctx = the_devices().devices[static_cast<std::size_t>(cache.device)].get();
-  try {
-    std::lock_guard<std::mutex> lock(ctx->mu);
-    ctx->free_events.insert(ctx->free_events.end(), cache.events, cache.events + cache.count);
-  } catch (...) {
-  }
+  for (std::uint32_t i = 0; i < cache.count; ++i) pool_event(*ctx, cache.events[i]);
   cache.count = 0;
 }
 
-/// Refill the thread's event cache from the device pool, creating a chunk of events when it is empty.
+/// Refill the thread's event cache from the device pool (lock-free); only when the pool is empty, create
+/// a chunk of events (not a steady state: collect() gives resolved events back).
 SCOPEPROF_NOINLINE inline bool refill_event_cache(thread_event_cache& cache, device_context& ctx) noexcept {
   if (cache.device != ctx.ordinal) {
     flush_event_cache(cache);
     cache.device = ctx.ordinal;
   }
+  while (cache.count < event_cache_size && ctx.free_events.take(cache.events[cache.count])) ++cache.count;
+  if (cache.count > 0) return true;
+  // The pool is empty: more than its capacity is in flight, or the events are still being created.
   try {
     std::lock_guard<std::mutex> lock(ctx.mu);
-    while (cache.count < event_cache_size && !ctx.free_events.empty()) {
-      cache.events[cache.count++] = ctx.free_events.back();
-      ctx.free_events.pop_back();
-    }
-    if (cache.count > 0) return true;
-    const cudaError_t pending = cudaPeekAtLastError();
-    for (std::uint32_t i = 0; i < event_cache_size; ++i) {
-      cudaEvent_t ev = nullptr;
-      const cudaError_t e = cudaEventCreate(&ev);
-      if (e != cudaSuccess) {
-        forget_our_error(pending);
-        break;
-      }
-      cache.events[cache.count++] = ev;
-      ++ctx.events_created;
+    while (cache.count < event_cache_size && !ctx.overflow_events.empty()) {
+      cache.events[cache.count++] = ctx.overflow_events.back();
+      ctx.overflow_events.pop_back();
     }
   } catch (...) {
+  }
+  if (cache.count > 0) return true;
+  const cudaError_t pending = cudaPeekAtLastError();
+  for (std::uint32_t i = 0; i < event_cache_size; ++i) {
+    cudaEvent_t ev = nullptr;
+    if (cudaEventCreate(&ev) != cudaSuccess) {
+      forget_our_error(pending);
+      break;
+    }
+    cache.events[cache.count++] = ev;
+    ctx.events_created.fetch_add(1, std::memory_order_relaxed);
   }
   return cache.count > 0;
 }
@@ -241,14 +370,7 @@ inline cudaEvent_t take_event(device_context& ctx) noexcept {
 inline void give_back_event(cudaEvent_t ev, int device) noexcept {
   thread_event_cache& cache = t_event_cache;
   if (cache.device == device && cache.count < event_cache_size) cache.events[cache.count++] = ev;
-  else {
-    device_context* ctx = the_devices().devices[static_cast<std::size_t>(device)].get();
-    try {
-      std::lock_guard<std::mutex> lock(ctx->mu);
-      ctx->free_events.push_back(ev);
-    } catch (...) {
-    }
-  }
+  else pool_event(*the_devices().devices[static_cast<std::size_t>(device)], ev);
 }
 
 /// What a timed scope holds between its two boundaries.
@@ -264,46 +386,71 @@ inline cudaError_t record_event(cudaEvent_t ev, cudaStream_t stream, bool captur
   return captured ? cudaEventRecordWithFlags(ev, stream, cudaEventRecordExternal) : cudaEventRecord(ev, stream);
 }
 
-/// Scope entry: decide (sampling) and record the begin event. Never waits.
-SCOPEPROF_NOINLINE inline void device_begin(device_scope& s, site_info& site, cudaStream_t stream) noexcept {
-  if (SCOPEPROF_UNLIKELY(g_device_timing.load(std::memory_order_acquire) == device_timing_uninitialised)) probe_devices();
-  if (g_device_timing.load(std::memory_order_relaxed) != device_timing_on) return;
-  const std::uint32_t every = site.device_every.load(std::memory_order_relaxed);
-  if (every == 0) return;
-  if (every > 1 && site.device_entries.fetch_add(1, std::memory_order_relaxed) % every != 0) return;
+/// The stream a scope without one is timed on: torch's current stream on `device` in builds with
+/// LibTorch's CUDA part, else the legacy default stream, or the calling thread's per-thread default
+/// stream when the program is built with --default-stream per-thread.
+SCOPEPROF_ALWAYS_INLINE cudaStream_t default_stream_policy(cudaStream_t stream, int device) noexcept {
+  if (stream != nullptr) return stream;
+#if SCOPEPROF_WITH_TORCH && SCOPEPROF_TORCH_CUDA
+  if (cudaStream_t t = torch_current_stream(device)) return t;
+#else
+  (void)device;
+#endif
+#if defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
+  return cudaStreamPerThread;
+#else
+  return nullptr;
+#endif
+}
+
+/// Errors that mean "this stream or event is not usable here" (a stream of another device or context,
+/// a destroyed stream), as opposed to a device that stopped working.
+inline bool local_error(int code) noexcept {
+  return code == cudaErrorInvalidResourceHandle || code == cudaErrorInvalidValue;
+}
+
+/// Capture id of a stream being captured (runtime call, only on captured streams). 0 on failure.
+SCOPEPROF_NOINLINE inline unsigned long long capture_id_of(cudaStream_t stream) noexcept {
+  const cudaError_t pending = cudaPeekAtLastError();
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  unsigned long long id = 0;
+  if (cudaStreamGetCaptureInfo(stream, &status, &id) != cudaSuccess) {
+    forget_our_error(pending);
+    return 0;
+  }
+  return status == cudaStreamCaptureStatusActive ? id : 0;
+}
+
+inline void note_skipped() noexcept { the_devices().skipped.fetch_add(1, std::memory_order_relaxed); }
+
+/// Scope entry through the runtime API: a thread with no current CUDA context yet, or a driver without
+/// the entry points. Keeps the program's pending error as it was.
+SCOPEPROF_NOINLINE inline void device_begin_runtime(device_scope& s, cudaStream_t stream) noexcept {
   const cudaError_t pending = cudaPeekAtLastError();
   int device = -1;
   if (cudaGetDevice(&device) != cudaSuccess) {
     forget_our_error(pending);
-    the_devices().skipped.fetch_add(1, std::memory_order_relaxed);
-    return;
+    return note_skipped();
   }
   device_context* ctx = context_for(device);
-  if (ctx == nullptr) {
-    the_devices().skipped.fetch_add(1, std::memory_order_relaxed);
-    return;
-  }
+  if (ctx == nullptr) return note_skipped();
+  stream = default_stream_policy(stream, device);
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   unsigned long long capture_id = 0;
   cudaError_t e = cudaStreamGetCaptureInfo(stream, &status, &capture_id);
   if (e != cudaSuccess || status == cudaStreamCaptureStatusInvalidated) {
     if (e != cudaSuccess) forget_our_error(pending);
-    the_devices().skipped.fetch_add(1, std::memory_order_relaxed);
-    return;
+    return note_skipped();
   }
   const bool captured = status == cudaStreamCaptureStatusActive;
   cudaEvent_t ev = take_event(*ctx);
-  if (ev == nullptr) {
-    the_devices().skipped.fetch_add(1, std::memory_order_relaxed);
-    return;
-  }
+  if (ev == nullptr) return note_skipped();
   e = record_event(ev, stream, captured);
   if (e != cudaSuccess) {
     forget_our_error(pending);
     give_back_event(ev, device);
-    if (e != cudaErrorInvalidResourceHandle && e != cudaErrorInvalidValue) fail_device(*ctx, "cudaEventRecord", e);
-    the_devices().skipped.fetch_add(1, std::memory_order_relaxed);
-    return;
+    if (!local_error(e)) fail_device(*ctx, "cudaEventRecord", e);
+    return note_skipped();
   }
   s.begin = ev;
   s.stream = stream;
@@ -312,23 +459,69 @@ SCOPEPROF_NOINLINE inline void device_begin(device_scope& s, site_info& site, cu
   s.capture_id = captured ? capture_id : 0;
 }
 
+/// Scope entry: decide (sampling) and record the begin event. Never waits. Steady state: three driver
+/// calls (current device, capture status, event record), no runtime error-state traffic.
+SCOPEPROF_NOINLINE inline void device_begin(device_scope& s, site_info& site, cudaStream_t stream) noexcept {
+  if (SCOPEPROF_UNLIKELY(g_device_timing.load(std::memory_order_acquire) == device_timing_uninitialised)) probe_devices();
+  if (g_device_timing.load(std::memory_order_relaxed) != device_timing_on) return;
+  const std::uint32_t every = site.device_every.load(std::memory_order_relaxed);
+  if (every == 0) return;
+  if (every > 1 && site.device_entries.fetch_add(1, std::memory_order_relaxed) % every != 0) return;
+  const driver_calls& drv = g_driver;
+  if (SCOPEPROF_UNLIKELY(!drv.ok)) return device_begin_runtime(s, stream);
+  CUdevice device = -1;
+  if (drv.ctx_get_device(&device) != CUDA_SUCCESS) return device_begin_runtime(s, stream);
+  device_context* ctx = context_for(static_cast<int>(device));
+  if (ctx == nullptr) return note_skipped();
+  stream = default_stream_policy(stream, static_cast<int>(device));
+  // Also guards the legacy stream: querying it while another stream captures in global mode returns an
+  // error (and records nothing), where recording on it would invalidate that capture.
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  CUresult r = drv.stream_is_capturing(stream, &status);
+  if (r != CUDA_SUCCESS || status == CU_STREAM_CAPTURE_STATUS_INVALIDATED) return note_skipped();
+  unsigned long long capture_id = 0;
+  if (status == CU_STREAM_CAPTURE_STATUS_ACTIVE && (capture_id = capture_id_of(stream)) == 0) return note_skipped();
+  cudaEvent_t ev = take_event(*ctx);
+  if (ev == nullptr) return note_skipped();
+  r = capture_id != 0 ? drv.event_record_with_flags(ev, stream, CU_EVENT_RECORD_EXTERNAL) : drv.event_record(ev, stream);
+  if (r != CUDA_SUCCESS) {
+    give_back_event(ev, static_cast<int>(device));
+    // CUresult and cudaError_t share their codes for these errors.
+    if (!local_error(static_cast<int>(r))) fail_device(*ctx, "cuEventRecord", static_cast<cudaError_t>(r));
+    return note_skipped();
+  }
+  s.begin = ev;
+  s.stream = stream;
+  s.device = static_cast<int>(device);
+  s.reference = ctx->current_reference.load(std::memory_order_acquire);
+  s.capture_id = capture_id;
+}
+
 /// Scope exit, before the host end time is read: record the end event. Returns it (null on failure).
 SCOPEPROF_NOINLINE inline cudaEvent_t device_end(device_scope& s) noexcept {
   device_context* ctx = the_devices().devices[static_cast<std::size_t>(s.device)].get();
   cudaEvent_t ev = ctx->failed ? nullptr : take_event(*ctx);
   if (ev != nullptr) {
-    const cudaError_t pending = cudaPeekAtLastError();
-    const cudaError_t e = record_event(ev, s.stream, s.capture_id != 0);
-    if (e != cudaSuccess) {
-      forget_our_error(pending);
+    const bool captured = s.capture_id != 0;
+    const driver_calls& drv = g_driver;
+    int code;
+    if (SCOPEPROF_LIKELY(drv.ok)) {
+      code = static_cast<int>(captured ? drv.event_record_with_flags(ev, s.stream, CU_EVENT_RECORD_EXTERNAL)
+                                       : drv.event_record(ev, s.stream));
+    } else {
+      const cudaError_t pending = cudaPeekAtLastError();
+      code = record_event(ev, s.stream, captured);
+      if (code != cudaSuccess) forget_our_error(pending);
+    }
+    if (code != 0) {
       give_back_event(ev, s.device);
       ev = nullptr;
-      if (e != cudaErrorInvalidResourceHandle) fail_device(*ctx, "cudaEventRecord", e);
+      if (!local_error(code)) fail_device(*ctx, "cudaEventRecord", static_cast<cudaError_t>(code));
     }
   }
   if (ev == nullptr) {
     if (s.capture_id == 0) give_back_event(s.begin, s.device);  // (a captured one may still be recorded by replays)
-    the_devices().skipped.fetch_add(1, std::memory_order_relaxed);
+    note_skipped();
   }
   return ev;
 }

@@ -164,6 +164,7 @@ inline std::atomic<std::uint32_t> g_default_device_every{1};
 struct registry {
   std::mutex mu;  // sites, threads, collect and reset (taken before any thread_buffer::mu)
   std::vector<std::unique_ptr<site_info>> sites;
+  std::unordered_map<std::string, std::uint32_t> named_device_every;  // set_device_sampling(name, n), also for sites not seen yet
   std::unordered_map<std::string, site_info*> dynamic_sites;
   std::vector<thread_buffer*> threads;
   std::uint32_t next_ordinal = 0;
@@ -377,8 +378,12 @@ inline site_info* make_site_locked(registry& r, std::string_view name, const cal
   info->id = static_cast<std::uint32_t>(r.sites.size());
   info->colour = colour_for_name(info->name);
   info->host_only = cs.host_only;
-  info->device_every.store(cs.host_only ? 0u : g_default_device_every.load(std::memory_order_relaxed),
-                           std::memory_order_relaxed);
+  std::uint32_t every = g_default_device_every.load(std::memory_order_relaxed);
+  if (!r.named_device_every.empty()) {
+    const auto named = r.named_device_every.find(info->name);
+    if (named != r.named_device_every.end()) every = named->second;
+  }
+  info->device_every.store(cs.host_only ? 0u : every, std::memory_order_relaxed);
   nvtx_register_site(info->nvtx, info->name.c_str(), info->colour);
   r.sites.push_back(std::move(info));
   return r.sites.back().get();

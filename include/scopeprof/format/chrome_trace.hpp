@@ -25,6 +25,8 @@ inline std::string report::chrome_trace() const {
   append_json_string(out, sources_.host);
   out += ",\"device_source\":";
   append_json_string(out, sources_.device);
+  out += ",\"cupti_source\":";
+  append_json_string(out, sources_.cupti);
   out += "},\"traceEvents\":[\n";
   out += "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"host\"}}";
   for (const auto& t : threads_) {
@@ -63,6 +65,8 @@ inline std::string report::chrome_trace() const {
     out += ",\"pid\":1,\"tid\":" + tid + ",\"ts\":" + format_ns_as_us(s.host_begin_ns - origin_ns_) +
            ",\"dur\":" + format_ns_as_us(s.host_total_ns()) + ",\"args\":{\"host_self_us\":" + format_ns_as_us(s.host_self_ns);
     if (s.device == device_status::ok) out += ",\"device_span_us\":" + format_ns_as_us(s.device_span_ns());
+    if (sources_.cupti_valid)
+      out += ",\"device_busy_us\":" + format_ns_as_us(s.device_busy_ns) + ",\"kernels\":" + std::to_string(s.kernels);
     else if (s.device == device_status::captured) out += ",\"device_span\":\"n/a (captured)\"";
     else if (s.device == device_status::invalid) out += ",\"device_span\":\"n/a (CUDA error)\"";
     if (s.orphan) out += ",\"orphan\":true";
@@ -79,6 +83,39 @@ inline std::string report::chrome_trace() const {
            ",\"ts\":" + format_ns_as_us(s.host_begin_ns - origin_ns_) + "}";
     out += ",\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"launch\",\"name\":\"launch\",\"id\":" + id +
            ",\"pid\":2,\"tid\":" + std::to_string(dtid) + ",\"ts\":" + format_ns_as_us(s.device_begin_ns - origin_ns_) + "}";
+  }
+  // CUPTI: process 3, one track per (device, CUPTI stream id) with every kernel, copy and memset, and a
+  // flow arrow from the launching scope (at its host begin) to each of them.
+  std::map<std::pair<std::int32_t, std::uint32_t>, std::size_t> cupti_tracks;
+  for (const auto& a : activities_) cupti_tracks.emplace(std::make_pair(a.device, a.stream), 0);
+  if (!cupti_tracks.empty()) {
+    out += ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":3,\"tid\":0,\"args\":{\"name\":\"device (CUPTI)\"}}";
+    std::size_t k = 0;
+    for (auto& [key, tid] : cupti_tracks) {
+      tid = ++k;
+      out += ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":3,\"tid\":" + std::to_string(tid) + ",\"args\":{\"name\":";
+      append_json_string(out, "GPU " + std::to_string(key.first) + " stream " + std::to_string(key.second));
+      out += "}}";
+    }
+  }
+  for (const auto& a : activities_) {
+    const std::string dtid = std::to_string(cupti_tracks[std::make_pair(a.device, a.stream)]);
+    out += ",\n{\"ph\":\"X\",\"cat\":\"";
+    out += a.kind == activity_kind::kernel ? "kernel" : a.kind == activity_kind::memcpy ? "memcpy" : "memset";
+    out += "\",\"name\":";
+    append_json_string(out, a.name < activity_names_.size() ? activity_names_[a.name] : std::string());
+    out += ",\"pid\":3,\"tid\":" + dtid + ",\"ts\":" + format_ns_as_us(a.begin_ns - origin_ns_) +
+           ",\"dur\":" + format_ns_as_us(a.duration_ns());
+    if (a.graph) out += ",\"args\":{\"graph\":" + std::to_string(a.graph) + "}";
+    out += "}";
+    if (a.instance < 0 || static_cast<std::size_t>(a.instance) >= instances_.size()) continue;
+    const scope_instance& s = instances_[static_cast<std::size_t>(a.instance)];
+    const std::string tid = std::to_string((s.thread < threads_.size() ? threads_[s.thread].index : s.thread) + 1);
+    const std::string id = std::to_string(++flow_id);
+    out += ",\n{\"ph\":\"s\",\"cat\":\"cupti\",\"name\":\"launch\",\"id\":" + id + ",\"pid\":1,\"tid\":" + tid +
+           ",\"ts\":" + format_ns_as_us(s.host_begin_ns - origin_ns_) + "}";
+    out += ",\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"cupti\",\"name\":\"launch\",\"id\":" + id +
+           ",\"pid\":3,\"tid\":" + dtid + ",\"ts\":" + format_ns_as_us(a.begin_ns - origin_ns_) + "}";
   }
   out += "\n]}\n";
   return out;

@@ -24,13 +24,23 @@ inline std::string report::csv() const {
   std::string out =
       "view,row,parent,depth,name,value,calls,host_total_us,host_self_us,host_avg_us,host_med_us,host_min_us,"
       "host_max_us,host_stddev_us,host_time_pct,device_calls,device_total_us,device_self_us,device_avg_us,"
-      "device_med_us,device_min_us,device_max_us,device_stddev_us,host_device_ratio,device_status\r\n";
+      "device_med_us,device_min_us,device_max_us,device_stddev_us,host_device_ratio,device_status,device_busy_us,"
+      "device_busy_self_us,kernels,copies,cupti_status,kernel_time_pct\r\n";
+  // CUPTI cells: filled where the CUPTI evidence is valid, else empty with cupti_status saying why.
+  const bool cupti = sources_.cupti_valid;
+  const auto cupti_cells = [&](std::int64_t busy, std::int64_t busy_self, std::uint64_t kernels, std::uint64_t copies) {
+    if (cupti)
+      out += ',' + csv_us(busy) + ',' + csv_us(busy_self) + ',' + std::to_string(kernels) + ',' +
+             std::to_string(copies) + ",ok,";
+    else
+      out += ",,,,," + std::string(cupti_status_text(sources_)) + ',';
+  };
   const auto meta = [&](const char* key, const std::string& value) {
     out += "meta,,,,";
     out += key;
     out += ',';
     append_csv_field(out, value);
-    out += ",,,,,,,,,,,,,,,,,,,\r\n";
+    out += ",,,,,,,,,,,,,,,,,,,,,,,,,\r\n";
   };
   meta("entered", std::to_string(counts_.entered));
   meta("recorded", std::to_string(counts_.recorded));
@@ -61,6 +71,7 @@ inline std::string report::csv() const {
       out += ",,,,,,,,";
       out += device_status_text(0, f.device_captured, f.device_invalid);
     }
+    cupti_cells(f.device_busy_ns, f.device_busy_self_ns, f.kernels, f.copies);
     out += "\r\n";
   }
   i = 0;
@@ -77,7 +88,19 @@ inline std::string report::csv() const {
     } else {
       out += ",,,,,,,,n/a";
     }
+    cupti_cells(t.device_busy_ns, t.device_busy_self_ns, t.kernels, t.copies);
     out += "\r\n";
+  }
+  // Kernel summary: name = kernel, value = scope, calls = instances, device_* = per-instance statistics.
+  i = 0;
+  for (const auto& k : kernel_summary_) {
+    out += "kernel," + std::to_string(i++) + ",,,";
+    append_csv_field(out, k.kernel);
+    out += ',';
+    append_csv_field(out, k.scope);
+    out += ',' + std::to_string(k.time.count) + ",,,,,,,,,," + csv_us(k.time.sum) + ",," + csv_us(k.time.mean) + ',' +
+           csv_us(k.time.median) + ',' + csv_us(k.time.min) + ',' + csv_us(k.time.max) + ',' + csv_us(k.time.stddev) +
+           ",,ok,,,,,ok," + format_fixed(k.time_pct, 3) + "\r\n";
   }
   return out;
 }

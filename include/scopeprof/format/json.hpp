@@ -34,6 +34,17 @@ inline void append_json_stats(std::string& out, const duration_stats& s) {
   append_json_number(out, s.stddev);
 }
 
+/// CUPTI quantities of a row: null unless the CUPTI evidence is valid.
+inline void append_json_cupti(std::string& out, bool valid, std::int64_t busy, std::int64_t busy_self,
+                              std::uint64_t kernels, std::uint64_t copies) {
+  if (!valid) {
+    out += "null";
+    return;
+  }
+  out += "{\"busy\":" + std::to_string(busy) + ",\"busy_self\":" + std::to_string(busy_self) +
+         ",\"kernels\":" + std::to_string(kernels) + ",\"copies\":" + std::to_string(copies) + "}";
+}
+
 }  // namespace detail
 
 inline std::string report::json() const {
@@ -49,6 +60,7 @@ inline std::string report::json() const {
   out += sources_.device_valid ? ",\"device_valid\":true" : ",\"device_valid\":false";
   out += ",\"cupti\":";
   append_json_string(out, sources_.cupti);
+  out += sources_.cupti_valid ? ",\"cupti_valid\":true" : ",\"cupti_valid\":false";
   out += ",\"torch\":";
   append_json_string(out, sources_.torch);
   out += "},\"warnings\":";
@@ -85,6 +97,8 @@ inline std::string report::json() const {
     }
     out += ",\"device_status\":";
     append_json_string(out, device_status_text(f.device_calls, f.device_captured, f.device_invalid));
+    out += ",\"cupti\":";
+    append_json_cupti(out, sources_.cupti_valid, f.device_busy_ns, f.device_busy_self_ns, f.kernels, f.copies);
     out += '}';
   }
   out += "],\"tree\":[";
@@ -101,6 +115,22 @@ inline std::string report::json() const {
              ",\"self\":" + std::to_string(t.device_self_ns) + "}";
     else
       out += "null";
+    out += ",\"cupti\":";
+    append_json_cupti(out, sources_.cupti_valid, t.device_busy_ns, t.device_busy_self_ns, t.kernels, t.copies);
+    out += '}';
+  }
+  out += "],\"kernel_summary\":[";
+  for (std::size_t i = 0; i < kernel_summary_.size(); ++i) {
+    const auto& k = kernel_summary_[i];
+    if (i) out += ',';
+    out += "{\"scope\":";
+    append_json_string(out, k.scope);
+    out += ",\"name\":";
+    append_json_string(out, k.kernel);
+    out += ",\"instances\":" + std::to_string(k.time.count) + ",\"total\":" + std::to_string(k.time.sum) + ",";
+    append_json_stats(out, k.time);
+    out += ",\"time_pct\":";
+    append_json_number(out, k.time_pct);
     out += '}';
   }
   out += "]}\n";

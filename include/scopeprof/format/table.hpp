@@ -68,9 +68,15 @@ inline void report::print(std::ostream& out) const {
   }
 
   out << "\nCall tree (all threads merged; Host/Dev = host total / device span):\n";
+  // The CUPTI columns appear only when CUPTI evidence is valid; otherwise the header line says why.
+  const bool cupti = sources_.cupti_valid;
   text_table tree{{"Scope", "Calls", "Host total", "Host self", "Dev span", "Dev self", "Host/Dev"},
                   {true, false, false, false, false, false, false},
                   {}};
+  if (cupti) {
+    tree.header.insert(tree.header.end(), {"Dev busy", "Kernels"});
+    tree.left.insert(tree.left.end(), {false, false});
+  }
   for (const auto& t : tree_) {
     std::string name(2 * t.depth, ' ');
     name += display_name(t.name);
@@ -79,6 +85,10 @@ inline void report::print(std::ostream& out) const {
                          na_or_duration(t.device_calls, static_cast<double>(t.device_total_ns)),
                          na_or_duration(t.device_calls, static_cast<double>(t.device_self_ns)),
                          ratio_cell(t.host_total_ns, t.device_calls, t.device_total_ns)});
+    if (cupti) {
+      tree.rows.back().push_back(format_duration_ns(static_cast<double>(t.device_busy_ns)));
+      tree.rows.back().push_back(std::to_string(t.kernels));
+    }
   }
   tree.print(out);
 
@@ -87,6 +97,10 @@ inline void report::print(std::ostream& out) const {
                    "Dev span", "Dev self", "Dev avg", "Dev med", "Host/Dev"},
                   {true, false, false, false, false, false, false, false, false, false, false, false, false, false, false},
                   {}};
+  if (cupti) {
+    flat.header.insert(flat.header.end(), {"Dev busy", "Busy self", "Kernels"});
+    flat.left.insert(flat.left.end(), {false, false, false});
+  }
   for (const auto& f : flat_) {
     const std::string dev_span = f.device_calls ? format_duration_ns(static_cast<double>(f.device_total_ns))
                                                 : device_status_text(0, f.device_captured, f.device_invalid);
@@ -99,12 +113,37 @@ inline void report::print(std::ostream& out) const {
                          na_or_duration(f.device_calls, static_cast<double>(f.device_self_ns)),
                          na_or_duration(f.device_calls, f.device.mean), na_or_duration(f.device_calls, f.device.median),
                          ratio_cell(f.host_total_ns, f.device_calls, f.device_total_ns)});
+    if (cupti) {
+      flat.rows.back().push_back(format_duration_ns(static_cast<double>(f.device_busy_ns)));
+      flat.rows.back().push_back(format_duration_ns(static_cast<double>(f.device_busy_self_ns)));
+      flat.rows.back().push_back(std::to_string(f.kernels));
+    }
   }
   flat.print(out);
+  if (cupti) {
+    out << "\nKernels by scope (CUPTI; Time % = share of all kernel time; Avg/Med/Min/Max/StdDev per instance):\n";
+    if (kernel_summary_.empty()) {
+      out << "(no kernels)\n";
+    } else {
+      text_table kern{{"Time %", "Total Time", "Instances", "Avg", "Med", "Min", "Max", "StdDev", "Scope", "Name"},
+                      {false, false, false, false, false, false, false, false, true, true},
+                      {}};
+      for (const auto& k : kernel_summary_)
+        kern.rows.push_back({format_fixed(k.time_pct, 1), format_duration_ns(static_cast<double>(k.time.sum)),
+                             std::to_string(k.time.count), format_duration_ns(k.time.mean),
+                             format_duration_ns(k.time.median), format_duration_ns(static_cast<double>(k.time.min)),
+                             format_duration_ns(static_cast<double>(k.time.max)), format_duration_ns(k.time.stddev),
+                             display_name(k.scope), display_name(k.kernel)});
+      kern.print(out);
+    }
+  }
   out << "\nNote: totals are inclusive. Do not add up the totals of nested rows: a parent's total already\n"
          "contains its children. Self columns and Time % can be added. Host time is CPU time spent inside the\n"
          "scope (mostly launching asynchronous work); device span is GPU time between the scope's boundaries\n"
          "on its stream. They are different quantities and are never summed.\n";
+  if (cupti)
+    out << "Dev busy is the summed duration of the kernels, copies and memsets launched inside the scope (CUPTI);\n"
+           "it can exceed the span when work overlaps or runs on other streams.\n";
   if (orphans_)
     out << "Note: " << orphans_
         << " scopes whose parent was still open (or dropped) when the report was taken are shown at top level.\n";

@@ -1,0 +1,235 @@
+// The CUPTI side of the report model, from synthetic snapshots and records (no GPU, no CUPTI library):
+// attribution by external id, device busy and kernel counts (self and inclusive, recursion counted once),
+// the kernel summary, the writers with and without valid CUPTI evidence, and arbitrary bytes in kernel names.
+#include "csv_check.hpp"
+#include "json_check.hpp"
+#include "output_check.hpp"
+
+#include <scopeprof.hpp>
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+namespace {
+
+using scopeprof::activity_kind;
+using scopeprof::detail::raw_activity;
+using scopeprof::detail::raw_instance;
+
+raw_instance rec(std::uint32_t site, std::uint32_t depth, std::int64_t begin, std::int64_t end) {
+  raw_instance x;
+  x.site = site;
+  x.depth = depth;
+  x.host_begin_ns = begin;
+  x.host_end_ns = end;
+  return x;
+}
+
+raw_activity act(activity_kind kind, std::int64_t thread, std::int64_t record, std::uint32_t name, std::int64_t begin,
+                 std::int64_t end, std::uint32_t stream = 7) {
+  raw_activity a;
+  a.kind = kind;
+  a.thread = thread;
+  a.record = record;
+  a.name = name;
+  a.device = 0;
+  a.stream = stream;
+  a.begin_ns = begin;
+  a.end_ns = end;
+  return a;
+}
+
+scopeprof::detail::raw_snapshot snapshot(const std::vector<std::string>& sites, std::vector<raw_instance> records) {
+  scopeprof::detail::raw_snapshot s;
+  for (const auto& n : sites) s.sites.push_back({n, "cupti.cpp", "f", 1});
+  scopeprof::detail::raw_thread t;
+  t.records = std::move(records);
+  t.desc.counts.recorded = t.desc.counts.entered = t.records.size();
+  s.counts = t.desc.counts;
+  s.threads.push_back(std::move(t));
+  return s;
+}
+
+// step { launch k1 (10 us), memcpy (5 us); inner { k1 (20 us), k2 (30 us) } } and one kernel outside.
+// Records in post-order: inner (index 0), step (index 1).
+scopeprof::detail::raw_snapshot step_snapshot(bool valid) {
+  auto s = snapshot({"step", "inner"}, {rec(1, 1, 2'000, 90'000), rec(0, 0, 1'000, 100'000)});
+  s.sources.cupti_valid = valid;
+  s.sources.cupti = valid ? "test records" : "withheld: CUPTI is held by another tool (test)";
+  s.activity_names = {"k1", "k2", "[CUDA memcpy HtoD]"};
+  s.activities = {act(activity_kind::kernel, 0, 1, 0, 110'000, 120'000), act(activity_kind::memcpy, 0, 1, 2, 120'000, 125'000),
+                  act(activity_kind::kernel, 0, 0, 0, 130'000, 150'000), act(activity_kind::kernel, 0, 0, 1, 150'000, 180'000),
+                  act(activity_kind::kernel, -1, -1, 1, 200'000, 201'000)};
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("CUPTI records are attributed to the innermost launching scope by external id") {
+  scopeprof::detail::activity_log log;
+  const auto k = log.intern("kernel<float>");
+  CHECK(log.intern("kernel<float>") == k);
+  const auto m = log.intern("[CUDA memset]");
+  CHECK(m != k);
+  // correlation 10 -> scope (thread 0, record 3); 11 -> a scope that was dropped; 12 -> the probe; 13: no external id
+  log.correlate(10, 1001);
+  log.correlate(11, 1002);
+  log.correlate(12, 9999);
+  log.add({activity_kind::kernel, 10, 0, 7, 0, 100, 200, k});
+  log.add({activity_kind::kernel, 10, 0, 7, 0, 200, 260, k});  // a graph launch: several kernels, one correlation
+  log.add({activity_kind::memset, 11, 0, 7, 0, 300, 310, m});
+  log.add({activity_kind::memset, 12, 0, 9, 0, 400, 401, m});
+  log.add({activity_kind::kernel, 13, 0, 7, 0, 500, 600, k});
+  std::vector<raw_activity> out;
+  const auto at = log.attribute(
+      [](std::uint64_t external, std::int64_t& thread, std::int64_t& record) {
+        if (external == 9999) return scopeprof::detail::attribute_result::ignore;
+        if (external != 1001) return scopeprof::detail::attribute_result::outside;
+        thread = 0;
+        record = 3;
+        return scopeprof::detail::attribute_result::attributed;
+      },
+      out);
+  REQUIRE(out.size() == 4);
+  CHECK(at.kernels == 3);
+  CHECK(at.copies == 1);
+  CHECK(at.outside == 2);
+  CHECK(out[0].thread == 0);
+  CHECK(out[0].record == 3);
+  CHECK(out[1].record == 3);
+  CHECK(out[2].thread == -1);
+  CHECK(out[3].record == -1);
+
+  SUBCASE("the probe comes back only with its own memset and correlation") {
+    const auto p = log.check_probe(9999, 0);
+    CHECK(p.correlation_seen);
+    CHECK(p.memset_seen);
+    CHECK_FALSE(log.check_probe(9999, 4).memset_seen);  // nothing arrived after record 4
+    CHECK_FALSE(log.check_probe(4242, 0).correlation_seen);
+  }
+  SUBCASE("reset keeps only the records of scopes still open") {
+    log.discard_if([](std::uint64_t external) { return external != 1001; });  // 1001 is still open
+    CHECK(log.entries().size() == 2);
+    log.discard_if([](std::uint64_t) { return true; });
+    CHECK(log.entries().empty());
+  }
+}
+
+TEST_CASE("device busy and kernel counts: self and inclusive, in every view") {
+  const scopeprof::report r = scopeprof::report::from_raw(step_snapshot(true));
+  REQUIRE(r.instances().size() == 2);
+  const auto& step = r.instances()[0];
+  const auto& inner = r.instances()[1];
+  CHECK(inner.kernels == 2);
+  CHECK(inner.kernels_self == 2);
+  CHECK(inner.device_busy_ns == 50'000);
+  CHECK(step.kernels_self == 1);
+  CHECK(step.kernels == 3);
+  CHECK(step.copies == 1);
+  CHECK(step.device_busy_self_ns == 15'000);
+  CHECK(step.device_busy_ns == 65'000);
+  REQUIRE(r.activities().size() == 5);
+  CHECK(r.activities()[4].instance == -1);
+
+  const auto* f = r.find("step");
+  REQUIRE(f != nullptr);
+  CHECK(f->kernels == 3);
+  CHECK(f->device_busy_ns == 65'000);
+  CHECK(f->device_busy_self_ns == 15'000);
+  REQUIRE(r.tree().size() == 2);
+  CHECK(r.tree()[1].kernels == 2);
+  CHECK(r.tree()[1].device_busy_ns == 50'000);
+
+  // Summary by (scope, kernel): inner/k2 30 us, inner/k1 20 us, step/k1 10 us, (no scope)/k2 1 us.
+  const auto& ks = r.kernel_summary();
+  REQUIRE(ks.size() == 4);
+  CHECK(ks[0].scope == "inner");
+  CHECK(ks[0].kernel == "k2");
+  CHECK(ks[0].time.sum == 30'000);
+  CHECK(ks[3].scope == "(no scope)");
+  double pct = 0;
+  for (const auto& k : ks) pct += k.time_pct;
+  CHECK(pct == doctest::Approx(100.0));
+  CHECK(ks[0].time_pct == doctest::Approx(100.0 * 30.0 / 61.0));
+
+  CHECK(sptest::check_all_outputs(r) == "");
+  const std::string text = r.to_string();
+  CHECK(text.find("Dev busy") != std::string::npos);
+  CHECK(text.find("Kernels by scope (CUPTI") != std::string::npos);
+  CHECK(r.csv().find("kernel,0,,,k2,inner,1,") != std::string::npos);
+  CHECK(r.json().find("\"cupti\":{\"busy\":65000,\"busy_self\":15000,\"kernels\":3,\"copies\":1}") != std::string::npos);
+  CHECK(r.chrome_trace().find("\"name\":\"device (CUPTI)\"") != std::string::npos);
+}
+
+TEST_CASE("a kernel summary groups by scope name and kernel name with the nsys columns' statistics") {
+  auto s = snapshot({"loop"}, {rec(0, 0, 0, 10), rec(0, 0, 20, 30), rec(0, 0, 40, 50)});
+  s.sources.cupti_valid = true;
+  s.activity_names = {"gemm"};
+  s.activities = {act(activity_kind::kernel, 0, 0, 0, 100, 110), act(activity_kind::kernel, 0, 1, 0, 200, 230),
+                  act(activity_kind::kernel, 0, 2, 0, 300, 320)};
+  const auto r = scopeprof::report::from_raw(std::move(s));
+  REQUIRE(r.kernel_summary().size() == 1);
+  const auto& k = r.kernel_summary()[0];
+  CHECK(k.time.count == 3);
+  CHECK(k.time.sum == 60);
+  CHECK(k.time.min == 10);
+  CHECK(k.time.max == 30);
+  CHECK(k.time.median == 20.0);
+  CHECK(k.time.mean == 20.0);
+  CHECK(k.time_pct == 100.0);
+  CHECK(r.find("loop")->kernels == 3);
+}
+
+TEST_CASE("recursion: a name nested in itself counts its busy time once in the flat table") {
+  auto s = snapshot({"rec"}, {rec(0, 1, 10, 20), rec(0, 0, 0, 100)});
+  s.sources.cupti_valid = true;
+  s.activity_names = {"k"};
+  s.activities = {act(activity_kind::kernel, 0, 0, 0, 200, 300), act(activity_kind::kernel, 0, 1, 0, 300, 350)};
+  const auto r = scopeprof::report::from_raw(std::move(s));
+  const auto* f = r.find("rec");
+  REQUIRE(f != nullptr);
+  CHECK(f->kernels == 2);
+  CHECK(f->device_busy_ns == 150);
+  CHECK(f->device_busy_self_ns == 150);
+}
+
+TEST_CASE("without valid CUPTI evidence the outputs keep their shape and say why") {
+  const scopeprof::report r = scopeprof::report::from_raw(step_snapshot(false));
+  CHECK(r.activities().empty());
+  CHECK(r.kernel_summary().empty());
+  CHECK(r.instances()[0].kernels == 0);
+  CHECK(sptest::check_all_outputs(r) == "");
+  const std::string text = r.to_string();
+  CHECK(text.find("Dev busy") == std::string::npos);
+  CHECK(text.find("CUPTI:       withheld: CUPTI is held by another tool (test)") != std::string::npos);
+  CHECK(std::string(scopeprof::cupti_status_text(r.sources())) == "withheld");
+  CHECK(r.csv().find(",withheld,\r\n") != std::string::npos);
+  CHECK(r.json().find("\"cupti_valid\":false") != std::string::npos);
+  CHECK(r.json().find("\"cupti\":null") != std::string::npos);
+  CHECK(r.chrome_trace().find("device (CUPTI)") == std::string::npos);
+  scopeprof::evidence e;
+  CHECK(std::string(scopeprof::cupti_status_text(e)) == "n/a");
+  e.cupti = "invalid: records lost";
+  CHECK(std::string(scopeprof::cupti_status_text(e)) == "invalid");
+}
+
+TEST_CASE("kernel names with any bytes give valid outputs") {
+  auto s = step_snapshot(true);
+  s.activity_names = {std::string("void k<\"a,b\">\n\x01\xff", 16), std::string("tab\there\r"), "\xe2\x82"};
+  const auto r = scopeprof::report::from_raw(std::move(s));
+  CHECK(sptest::check_all_outputs(r) == "");
+  CHECK(r.to_string().find("\\n\\x01") != std::string::npos);
+}
+
+TEST_CASE("collect() names the CUPTI evidence even when the collector is off") {
+  const auto r = scopeprof::collect();
+  CHECK_FALSE(r.sources().cupti_valid);
+  CHECK_FALSE(r.sources().cupti.empty());
+#if SCOPEPROF_WITH_CUPTI
+  if (!scopeprof::cupti_enabled()) CHECK(r.sources().cupti.rfind("off (", 0) == 0);
+#else
+  CHECK(r.sources().cupti.rfind("not collected", 0) == 0);
+#endif
+}
