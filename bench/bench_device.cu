@@ -5,8 +5,8 @@
 //
 //   ./build/bench/scopeprof_bench_device
 //
-// Part 1, host ns per iteration (median of 7 repetitions of 20000 iterations; collect() + reset() between
-// repetitions, outside the timed loop, so event pools recycle):
+// Part 1, host ns per iteration (median of 51 batches of 1000 iterations, variants interleaved; between
+// batches, outside the timed loop, the GPU is drained and collect() + reset() recycle the events):
 //   (a) raw      two cudaEventRecord on the default stream, pre-created events, no sync (the issue's baseline)
 //   (a') raw drv  two cuEventRecord (driver entry point), the calls a scope makes, for comparison
 //   (b) device   PROF_SCOPE, device-timed, empty body
@@ -31,8 +31,10 @@
 
 namespace {
 
-constexpr int iterations = 20000;
-constexpr int repetitions = 7;
+// Short batches with the GPU drained between them: a long batch of event records fills the GPU's command
+// queue, and then every variant measures the queue's back-pressure instead of its own cost.
+constexpr int iterations = 1000;
+constexpr int repetitions = 51;
 constexpr int workload_kernels = 20;
 constexpr double workload_kernel_us = 50;
 constexpr int workload_reps = 50;
@@ -123,10 +125,10 @@ void loop_driver_record(int n) {
   const auto record = scopeprof::detail::g_driver.event_record;
   for (int i = 0; i < n; ++i) record(raw_begin[i % raw_pairs], nullptr);
 }
-void loop_driver_ctx_device(int n) {
-  const auto get = scopeprof::detail::g_driver.ctx_get_device;
-  CUdevice d = 0;
-  for (int i = 0; i < n; ++i) (void)get(&d);
+void loop_driver_ctx_current(int n) {
+  const auto get = scopeprof::detail::g_driver.ctx_get_current;
+  CUcontext c = nullptr;
+  for (int i = 0; i < n; ++i) (void)get(&c);
 }
 void loop_driver_is_capturing(int n) {
   const auto get = scopeprof::detail::g_driver.stream_is_capturing;
@@ -306,7 +308,7 @@ int main() {
     int per_scope;
     std::vector<double> ns;
   } calls[] = {{"cuEventRecord (driver, default stream)", loop_driver_record, 2, {}},
-               {"cuCtxGetDevice (driver)", loop_driver_ctx_device, 1, {}},
+               {"cuCtxGetCurrent (driver)", loop_driver_ctx_current, 1, {}},
                {"cuStreamIsCapturing (driver)", loop_driver_is_capturing, 1, {}},
                // Not made by a scope any more (the runtime fallback's calls), for comparison:
                {"cudaEventRecord (runtime)", loop_record, 0, {}},

@@ -2511,15 +2511,17 @@ inline void forget_our_error(cudaError_t pending_before) noexcept {
   if (pending_before == cudaSuccess) (void)cudaGetLastError();
 }
 
-/// The four driver calls a device-timed scope makes, fetched once through the runtime
+/// The driver calls a device-timed scope makes, fetched once through the runtime
 /// (cudaGetDriverEntryPointByVersion, so nothing links libcuda). Driver calls return their error and leave
 /// the runtime's per-thread last error alone: the hot path needs no cudaPeekAtLastError to keep the
 /// program's error state as it was. Without them (an old driver), scopes use the runtime calls.
 struct driver_calls {
+  using ctx_get_current_fn = CUresult (*)(CUcontext*);
   using ctx_get_device_fn = CUresult (*)(CUdevice*);
   using stream_is_capturing_fn = CUresult (*)(CUstream, CUstreamCaptureStatus*);
   using event_record_fn = CUresult (*)(CUevent, CUstream);
   using event_record_with_flags_fn = CUresult (*)(CUevent, CUstream, unsigned int);
+  ctx_get_current_fn ctx_get_current = nullptr;
   ctx_get_device_fn ctx_get_device = nullptr;
   stream_is_capturing_fn stream_is_capturing = nullptr;
   event_record_fn event_record = nullptr;
@@ -2555,7 +2557,8 @@ inline bool driver_entry(const char* symbol, Fn& fn) noexcept {
 
 inline void load_driver_calls() noexcept {
   driver_calls c;
-  c.ok = driver_entry("cuCtxGetDevice", c.ctx_get_device) && driver_entry("cuStreamIsCapturing", c.stream_is_capturing) &&
+  c.ok = driver_entry("cuCtxGetCurrent", c.ctx_get_current) && driver_entry("cuCtxGetDevice", c.ctx_get_device) &&
+         driver_entry("cuStreamIsCapturing", c.stream_is_capturing) &&
          driver_entry("cuEventRecord", c.event_record) && driver_entry("cuEventRecordWithFlags", c.event_record_with_flags);
   if (c.ok) g_driver = c;
 }
@@ -2817,8 +2820,33 @@ SCOPEPROF_NOINLINE inline void device_begin_runtime(device_scope& s, cudaStream_
   s.capture_id = captured ? capture_id : 0;
 }
 
+/// The calling thread's current context and its device, cached per thread: one driver call (a
+/// thread-local read) in steady state. False when the thread has no current context yet (its first CUDA
+/// call is still to come): asking the driver for its device would then be an error, which tools such as
+/// compute-sanitizer report, so the caller takes the runtime path instead.
+struct thread_context_cache {
+  CUcontext context = nullptr;
+  CUdevice device = -1;
+};
+inline thread_local thread_context_cache t_context_cache;
+
+SCOPEPROF_ALWAYS_INLINE bool current_device(const driver_calls& drv, CUdevice& device) noexcept {
+  CUcontext context = nullptr;
+  if (drv.ctx_get_current(&context) != CUDA_SUCCESS || context == nullptr) return false;
+  thread_context_cache& cache = t_context_cache;
+  if (SCOPEPROF_UNLIKELY(context != cache.context)) {
+    if (drv.ctx_get_device(&cache.device) != CUDA_SUCCESS) {
+      cache.context = nullptr;
+      return false;
+    }
+    cache.context = context;
+  }
+  device = cache.device;
+  return true;
+}
+
 /// Scope entry: decide (sampling) and record the begin event. Never waits. Steady state: three driver
-/// calls (current device, capture status, event record), no runtime error-state traffic.
+/// calls (current context, capture status, event record), no runtime error-state traffic.
 SCOPEPROF_NOINLINE inline void device_begin(device_scope& s, site_info& site, cudaStream_t stream) noexcept {
   if (SCOPEPROF_UNLIKELY(g_device_timing.load(std::memory_order_acquire) == device_timing_uninitialised)) probe_devices();
   if (g_device_timing.load(std::memory_order_relaxed) != device_timing_on) return;
@@ -2828,7 +2856,7 @@ SCOPEPROF_NOINLINE inline void device_begin(device_scope& s, site_info& site, cu
   const driver_calls& drv = g_driver;
   if (SCOPEPROF_UNLIKELY(!drv.ok)) return device_begin_runtime(s, stream);
   CUdevice device = -1;
-  if (drv.ctx_get_device(&device) != CUDA_SUCCESS) return device_begin_runtime(s, stream);
+  if (!current_device(drv, device)) return device_begin_runtime(s, stream);
   device_context* ctx = context_for(static_cast<int>(device));
   if (ctx == nullptr) return note_skipped();
   stream = default_stream_policy(stream, static_cast<int>(device));
