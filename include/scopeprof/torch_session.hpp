@@ -31,6 +31,7 @@
 #include <torch/version.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
@@ -630,6 +631,7 @@ class torch_profile {
         (void)torch::autograd::profiler::disableProfiler();
       } catch (...) {
       }
+      session_active().store(false);
     }
   }
   torch_profile(const torch_profile&) = delete;
@@ -651,6 +653,9 @@ class torch_profile {
       return r;
     }
     running_ = false;
+    struct release {
+      ~release() { session_active().store(false); }
+    } released_at_return;
     try {
       r.take(torch::autograd::profiler::disableProfiler());
     } catch (const std::exception& e) {
@@ -662,9 +667,20 @@ class torch_profile {
   }
 
  private:
+  // One session per process: Kineto keeps one profiler state, and some LibTorch versions would let a
+  // second enableProfiler() through and mix both sessions' events.
+  static std::atomic<bool>& session_active() noexcept {
+    static std::atomic<bool> active{false};
+    return active;
+  }
+
   void start() {
     namespace tap = torch::autograd::profiler;
     namespace tpi = torch::profiler::impl;
+    if (session_active().exchange(true)) {
+      error_ = "another scopeprof::torch_profile session is running (one at a time per process)";
+      return;
+    }
     try {
       std::set<tpi::ActivityType> activities{tpi::ActivityType::CPU};
       if (options_.cuda && torch_has_cuda()) {
@@ -682,6 +698,7 @@ class torch_profile {
     } catch (...) {
       error_ = "could not start the torch profiler";
     }
+    if (!running_) session_active().store(false);
   }
 
   static bool torch_has_cuda() noexcept {

@@ -146,9 +146,9 @@ TEST_CASE("torch hook: nothing is created when nobody listens") {
     const long before = t_allocations;
     quiet(1000);
     const long allocations = t_allocations - before;
-    // 2000 records need at most one new record chunk (the chunk and its slot in the thread's chunk list);
-    // a name copied or an entry built per scope would show up as thousands.
-    CHECK(allocations <= 2);
+    // 2000 records need a few new record chunks at most (each chunk and its slot in the thread's chunk
+    // list); a name copied or an entry built per scope would show up as thousands.
+    CHECK(allocations <= 16);
     CHECK(take_seen().empty());
   }
   SUBCASE("an observer of other scopes only (operators): no USER_SCOPE entry") {

