@@ -4,8 +4,8 @@
 //
 //   ./build/bench/scopeprof_bench_cupti
 //
-// Host ns per iteration, median of 7 repetitions of 20000 iterations (collect() + reset() between
-// repetitions, outside the timed loop; the GPU drains before each timed loop):
+// Host ns per iteration, median of 7 repetitions of 20000 iterations, timed in batches of 250 with the GPU
+// drained between batches (collect() + reset() between repetitions; neither is timed):
 //   launch        one empty kernel launch, no scope (the cost of the launch itself)
 //   scope         PROF_SCOPE with an empty body
 //   scope+launch  PROF_SCOPE around one empty kernel launch
@@ -35,16 +35,24 @@ double now_ns() {
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
 }
 
+// Timed in batches with the GPU drained in between (not timed): a long run of launches fills the
+// device's command queue, and then the host waits for the GPU inside the launch, so the loop would time
+// the GPU's throughput (which CUPTI's kernel tracing also slows) instead of the host's cost.
+constexpr int batch = 250;
+
 template <class F>
 double per_iteration_ns(F&& body) {
-  cudaDeviceSynchronize();
-  const double t0 = now_ns();
-  for (int i = 0; i < iterations; ++i) body();
-  const double t1 = now_ns();
+  double total = 0;
+  for (int done = 0; done < iterations; done += batch) {
+    cudaDeviceSynchronize();
+    const double t0 = now_ns();
+    for (int i = 0; i < batch; ++i) body();
+    total += now_ns() - t0;
+  }
   cudaDeviceSynchronize();
   scopeprof::collect();
   scopeprof::reset();
-  return (t1 - t0) / iterations;
+  return total / iterations;
 }
 
 double median(std::vector<double> v) {
@@ -62,8 +70,9 @@ int main() {
   }
   cudaDeviceProp prop{};
   cudaGetDeviceProperties(&prop, 0);
-  std::printf("scopeprof CUPTI benchmark on %s; %d iterations, median of %d repetitions\n", prop.name, iterations,
-              repetitions);
+  std::printf("scopeprof CUPTI benchmark on %s; %d iterations in batches of %d (GPU drained between batches), "
+              "median of %d repetitions\n",
+              prop.name, iterations, batch, repetitions);
   scopeprof::set_cupti(true);  // warm-up: load libcupti, subscribe, probe
   if (!scopeprof::cupti_enabled()) {
     std::printf("CUPTI collector did not start: %s\n", scopeprof::collect().sources().cupti.c_str());

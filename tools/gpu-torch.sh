@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The LibTorch GPU checks on a machine with a CUDA torch (pip wheel) and nvcc: configure against the
-# wheel's CMake prefix, build the torch suites and the hook benchmark, run them. Logs go to $1 (default
+# wheel's CMake prefix, build the torch suites, the hook benchmark and the LibTorch example, run them
+# (the example with the large and t4 presets, and a short run under compute-sanitizer memcheck; set
+# SCOPEPROF_SKIP_MEMCHECK=1 to skip that). Logs go to $1 (default
 # $OUT, else ./gpu-torch-logs). Needs doctest staged in .deps/ (../shared/tools/device-deps.sh) when the
 # machine has no doctest of its own.
 #
@@ -18,15 +20,28 @@ torch_prefix=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')
   lscpu | grep -E 'Model name|^CPU\(s\)'; } >"$logs/machine.txt" 2>&1
 run() { local n=$1 t=$2; shift 2; echo "== $n"; timeout "$t" "$@" >"$logs/$n.log" 2>&1; echo "   rc=$?" | tee -a "$logs/$n.log"; }
 run configure 180 cmake -S "$root" -B "$b" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-  -DCMAKE_PREFIX_PATH="$root/.deps/usr;$torch_prefix" -DSCOPEPROF_INSTALL=OFF -DSCOPEPROF_BUILD_EXAMPLES=OFF
+  -DCMAKE_PREFIX_PATH="$root/.deps/usr;$torch_prefix" -DSCOPEPROF_INSTALL=OFF -DSCOPEPROF_BUILD_EXAMPLES=ON
 grep -E "scopeprof|Torch|Caffe2" "$logs/configure.log" | head -20
-run build 400 cmake --build "$b" -j16 --target scopeprof_torch_tests scopeprof_torch_gpu_tests scopeprof_torch_gpu_collision
+run build 400 cmake --build "$b" -j16 --target scopeprof_torch_tests scopeprof_torch_gpu_tests scopeprof_torch_gpu_collision \
+  scopeprof_torch_gpu_cupti_handoff eager_vs_fused_torch
 # The hook benchmark only where Google Benchmark was found.
 if grep -q "scopeprof_bench_torch:" "$b/Makefile" 2>/dev/null; then run build_bench 200 cmake --build "$b" -j16 --target scopeprof_bench_torch; fi
 # CPU torch suite against the CUDA wheel (Kineto present: the trace subcase writes a file here).
 (cd "$logs" && run torch_tests 120 "$b/tests/torch/scopeprof_torch_tests")
 (cd "$logs" && run torch_gpu_tests 300 "$b/tests/torch_gpu/scopeprof_torch_gpu_tests" --success=false)
 (cd "$logs" && run torch_gpu_collision 120 "$b/tests/torch_gpu/scopeprof_torch_gpu_collision")
+(cd "$logs" && run torch_gpu_cupti_handoff 120 "$b/tests/torch_gpu/scopeprof_torch_gpu_cupti_handoff" handoff)
+(cd "$logs" && run torch_gpu_cupti_overlap 120 "$b/tests/torch_gpu/scopeprof_torch_gpu_cupti_handoff" overlap)
 [ -x "$b/bench/scopeprof_bench_torch" ] && run bench_torch 120 "$b/bench/scopeprof_bench_torch"
+# The LibTorch example: large preset (tensors >= 8x L2), the seed's t4 size, and memcheck of a short run.
+ex=$b/examples/eager_vs_fused/eager_vs_fused_torch
+grep -h -o -E "(compute|sm)_[0-9]+" "$b/examples/eager_vs_fused/CMakeFiles/eager_vs_fused_torch_kernel.dir/flags.make" 2>/dev/null |
+  sort -u | tr '\n' ' ' >"$logs/example_torch_arch.txt"
+mkdir -p "$logs/traces"
+(cd "$logs" && run example_torch_large 150 "$ex" --preset large --iters 30 --torch-trace-dir "$logs/traces" \
+  --trace "$logs/traces/eager_vs_fused_torch.trace.json")
+(cd "$logs" && run example_torch_t4 90 "$ex" --preset t4 --iters 30 --no-trace --torch-trace-dir /tmp)
+[ -z "${SCOPEPROF_SKIP_MEMCHECK:-}" ] && run memcheck_example_torch 240 compute-sanitizer --tool memcheck --error-exitcode 3 \
+  "$ex" --preset tiny --iters 3 --warmup 1 --profile-iters 1 --no-trace --torch-trace-dir /tmp
 cp -f "$logs"/scopeprof_torch_gpu_trace.json "$logs/torch_gpu_trace.json" 2>/dev/null || true
-grep -h -E "^\s+rc=|test cases|PASS|FAIL|hook cost" "$logs"/*.log
+grep -h -E "^\s+rc=|test cases|PASS|FAIL|hook cost|ERROR SUMMARY" "$logs"/*.log

@@ -10,6 +10,8 @@
 //                  [--trace PATH | --no-trace]
 #include <scopeprof.hpp>
 
+#include "comparison.hpp"
+
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -102,69 +104,6 @@ __global__ void fill_kernel(float* y, size_t n, unsigned seed, float scale) {
     }                                                                                                 \
   } while (0)
 
-struct options {
-  std::string preset = "auto";
-  long m = 0, k = 0, n = 0;
-  int iters = 50;
-  int warmup = 5;
-  std::string trace = "eager_vs_fused.trace.json";
-};
-
-[[noreturn]] void usage(const char* why) {
-  std::fprintf(stderr,
-               "eager_vs_fused: %s\n"
-               "usage: eager_vs_fused [--preset auto|t4|large|tiny] [--m M --k K --n N] [--iters N] [--warmup N]\n"
-               "                      [--trace PATH | --no-trace]\n",
-               why);
-  std::exit(2);
-}
-
-options parse(int argc, char** argv) {
-  options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    const auto value = [&]() -> std::string {
-      if (i + 1 >= argc) usage(("missing value after " + a).c_str());
-      return argv[++i];
-    };
-    const auto number = [&](long lo) {
-      const std::string v = value();
-      char* end = nullptr;
-      const long x = std::strtol(v.c_str(), &end, 10);
-      if (end == v.c_str() || *end != '\0' || x < lo) usage(("bad value for " + a + ": " + v).c_str());
-      return x;
-    };
-    if (a == "--preset") o.preset = value();
-    else if (a == "--m") o.m = number(1);
-    else if (a == "--k") o.k = number(1);
-    else if (a == "--n") o.n = number(1);
-    else if (a == "--iters") o.iters = static_cast<int>(number(1));
-    else if (a == "--warmup") o.warmup = static_cast<int>(number(0));
-    else if (a == "--trace") o.trace = value();
-    else if (a == "--no-trace") o.trace.clear();
-    else if (a == "--help" || a == "-h") usage("help");
-    else usage(("unknown argument " + a).c_str());
-  }
-  if (o.preset != "auto" && o.preset != "t4" && o.preset != "large" && o.preset != "tiny")
-    usage(("unknown preset " + o.preset).c_str());
-  return o;
-}
-
-double device_median_ms(const scopeprof::report& r, const char* name) {
-  const scopeprof::flat_row* f = r.find(name);
-  return f && f->device_calls ? f->device.median / 1e6 : std::nan("");
-}
-double host_median_ms(const scopeprof::report& r, const char* name) {
-  const scopeprof::flat_row* f = r.find(name);
-  return f ? f->host.median / 1e6 : std::nan("");
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return std::nan("");
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
-
 int host_only(const char* reason) {
   std::printf("eager_vs_fused: no CUDA device here (%s).\n"
               "Running host-only: the scopes below still measure host time; every device column says n/a.\n"
@@ -182,7 +121,7 @@ int host_only(const char* reason) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const options opt = parse(argc, argv);
+  const eager_vs_fused::options opt = eager_vs_fused::parse(argc, argv, "eager_vs_fused", false);
   int device_count = 0;
   const cudaError_t probe = cudaGetDeviceCount(&device_count);
   if (probe != cudaSuccess || device_count == 0) {
@@ -195,24 +134,13 @@ int main(int argc, char** argv) {
   cudaDriverGetVersion(&driver);
   cudaRuntimeGetVersion(&runtime);
 
-  // ---- sizes -------------------------------------------------------------------------------------------
+  // ---- sizes ------------------------------------------------------------------------------------------
   const double l2_bytes = static_cast<double>(prop.l2CacheSize);
-  std::string preset = opt.preset;
-  long m = 8192, k = 2048, n = 1024;  // the seed's workload (t4)
-  if (preset == "auto") preset = (static_cast<double>(m) * n * 4 >= 8 * l2_bytes) ? "t4" : "large";
-  if (preset == "large") {
-    // Every tensor at least 8x the L2 cache, so the eager intermediates must go through DRAM.
-    const double need = 8 * l2_bytes / (static_cast<double>(n) * 4);
-    m = 8192;
-    while (m < need) m *= 2;
-  } else if (preset == "tiny") {
-    m = 1024, k = 256, n = 256;
-  }
-  if (opt.m) m = opt.m;
-  if (opt.k) k = opt.k;
-  if (opt.n) n = opt.n;
-  const size_t elems = static_cast<size_t>(m) * static_cast<size_t>(n);
-  const double tensor_bytes = static_cast<double>(elems) * 4;
+  const eager_vs_fused::workload wl = eager_vs_fused::choose(opt, l2_bytes);
+  const std::string& preset = wl.preset;
+  const long m = wl.m, k = wl.k, n = wl.n;
+  const size_t elems = wl.elems;
+  const double tensor_bytes = wl.tensor_bytes;
 
   std::printf("eager_vs_fused on %s (sm_%d%d, %d SMs, L2 %.1f MB, %.1f GB), driver %d, runtime %d\n", prop.name,
               prop.major, prop.minor, prop.multiProcessorCount, l2_bytes / 1e6, prop.totalGlobalMem / 1e9, driver, runtime);
@@ -340,57 +268,8 @@ int main(int argc, char** argv) {
   for (auto& e : ev) cudaEventDestroy(e);
 
   // ---- what the run says ---------------------------------------------------------------------------------
-  const double eb = device_median_ms(rep, "eager block"), fb = device_median_ms(rep, "fused block");
-  const double el = device_median_ms(rep, "eager linear"), fl = device_median_ms(rep, "fused linear");
-  const double et = device_median_ms(rep, "eager tail"), ft = device_median_ms(rep, "fused tail");
-  const double cp = device_median_ms(rep, "d2d copy");
-  const double tail_ratio = et / ft, block_ratio = eb / fb;
-  const double byte_ratio = 11.0 / 3.0;
-  const double tail_share = et / eb, gemm_share = el / eb;
-  const double amdahl = 1.0 / ((1.0 - tail_share) + tail_share / tail_ratio);
-  const double copy_gbs = 2.0 * static_cast<double>(copy_bytes) / (cp * 1e-3) / 1e9;
-  const double eager_gbs = 11.0 * tensor_bytes / (et * 1e-3) / 1e9;
-  const double fused_gbs = 3.0 * tensor_bytes / (ft * 1e-3) / 1e9;
-  const double raw_eb = median(raw_eager), raw_fb = median(raw_fused);
-
-  std::printf("\nDevice time per block, medians of %d iterations (CUDA events via scopeprof):\n", opt.iters);
-  std::printf("  %-34s %10s %10s %8s\n", "", "eager", "fused", "ratio");
-  std::printf("  %-34s %7.4f ms %7.4f ms %7.3fx   (bytes moved 11:3 = %.3fx)\n", "elementwise tail", et, ft, tail_ratio, byte_ratio);
-  std::printf("  %-34s %7.4f ms %7.4f ms %7.3fx\n", "Linear (cuBLAS GEMM)", el, fl, el / fl);
-  std::printf("  %-34s %7.4f ms %7.4f ms %7.3fx\n", "complete block", eb, fb, block_ratio);
-  std::printf("\nWhy the block gains so much less than the tail (Amdahl's law):\n");
-  std::printf("  the GEMM is %.1f%% of the eager block and the tail %.1f%%; a %.3fx faster tail predicts a\n"
-              "  %.4fx faster block; measured %.4fx.\n", 100 * gemm_share, 100 * tail_share, tail_ratio, amdahl, block_ratio);
-  std::printf("\nBandwidth (bytes each tail moves / its time; the copy counts read + write):\n");
-  std::printf("  device-to-device copy  %8.0f GB/s   (%.0f MB, the ceiling to compare with)\n", copy_gbs, copy_bytes / 1e6);
-  std::printf("  eager tail             %8.0f GB/s   = %5.1f%% of copy\n", eager_gbs, 100 * eager_gbs / copy_gbs);
-  std::printf("  fused tail             %8.0f GB/s   = %5.1f%% of copy\n", fused_gbs, 100 * fused_gbs / copy_gbs);
-  std::printf("  tail ratio / byte ratio = %.1f%%\n", 100 * tail_ratio / byte_ratio);
-  if (tensor_bytes < l2_bytes)
-    std::printf("  note: a tensor (%.1f MB) fits in this GPU's %.1f MB L2 cache, so the eager intermediates need not\n"
-                "  reach DRAM: the 11:3 byte ratio need not hold and the bandwidths above may exceed DRAM's.\n"
-                "  Use --preset large for tensors well above L2.%s\n",
-                tensor_bytes / 1e6, l2_bytes / 1e6,
-                tail_ratio < 0.95 * byte_ratio ? " Here the tail ratio falls short of 11:3 for that reason." : "");
-  std::printf("\nHost time (what an NVTX range or a CPU timer sees) beside device time, medians:\n");
-  std::printf("  %-14s host %9.4f ms   device %9.4f ms\n", "eager block", host_median_ms(rep, "eager block"), eb);
-  std::printf("  %-14s host %9.4f ms   device %9.4f ms\n", "eager tail", host_median_ms(rep, "eager tail"), et);
-  std::printf("  %-14s host %9.4f ms   device %9.4f ms\n", "fused tail", host_median_ms(rep, "fused tail"), ft);
-  std::printf("  The host range only covers launching asynchronous work (the CPU returns before the GPU finishes),\n"
-              "  so it measures launch cost and queueing, not the kernels: it is not a device time.\n");
-  std::printf("\nInstrumentation cost on the device: block time with scopeprof (3 scopes) vs one raw event pair,\n"
-              "  no scopeprof, the two runs interleaved:\n");
-  std::printf("  eager block %.4f ms vs %.4f ms (%+.2f%%); fused block %.4f ms vs %.4f ms (%+.2f%%)\n", eb, raw_eb,
-              100 * (eb / raw_eb - 1), fb, raw_fb, 100 * (fb / raw_fb - 1));
-  std::printf("\nReference, NOT this run: the seed's Tesla T4 (driver 580.173.02, CUDA 12.6, M=8192 K=2048 N=1024):\n"
-              "  tail 1.5118 ms vs 0.4104 ms (3.68x); blocks 7.7794 ms vs 6.6554 ms (1.1689x).\n\n");
-
-  rep.print(std::cout);
-  if (!opt.trace.empty()) {
-    const scopeprof::write_result wr = rep.write_chrome_trace(opt.trace);
-    if (wr) std::printf("\nChrome trace written to %s (open it in ui.perfetto.dev)\n", opt.trace.c_str());
-    else std::fprintf(stderr, "%s\n", wr.message().c_str());
-  }
+  eager_vs_fused::print_comparison(rep, wl, l2_bytes, static_cast<double>(copy_bytes), raw_eager, raw_fused, opt.iters,
+                                   {"Linear (cuBLAS GEMM)", "the GEMM", ""}, opt.trace);
   cublasDestroy(blas);
   for (float* p : {x, w, y, res, a, b, out_eager, out_fused, copy_dst, copy_src}) cudaFree(p);
   return 0;

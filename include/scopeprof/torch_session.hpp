@@ -25,6 +25,7 @@
 #include <scopeprof/config.hpp>
 #include <scopeprof/detail/text.hpp>
 #include <scopeprof/report.hpp>
+#include <scopeprof/runtime.hpp>
 
 #include <torch/csrc/autograd/profiler_kineto.h>
 #include <torch/cuda.h>
@@ -136,9 +137,12 @@ struct torch_cuda_evidence {
   std::uint64_t runtime_calls = 0;  ///< CUDA runtime/driver calls recorded on the host
   std::uint64_t launch_calls = 0;   ///< of which launches or copies that should have produced device records
   int cupti_probe = -1;          ///< before the first session: 1 CUPTI had another subscriber, 0 free, -1 unknown
+  /// scopeprof's own CUPTI collector (set_cupti(true), SCOPEPROF_CUPTI=1) was collecting when the session
+  /// started, so it held CUPTI's subscriber slot.
+  bool held_by_scopeprof = false;
   /// @brief True when CUDA activity was asked for and is missing: the CUDA columns are not evidence.
   bool missing() const noexcept {
-    return requested && !device_events && (runtime_calls > 0 || cupti_probe == 1);
+    return requested && !device_events && (runtime_calls > 0 || cupti_probe == 1 || held_by_scopeprof);
   }
   /// @brief Requested, nothing recorded, and no witness either way (the program may have run no CUDA work).
   bool absent_unexplained() const noexcept { return requested && !device_events && !missing(); }
@@ -435,10 +439,20 @@ class torch_profile_result {
         s += " although " + std::to_string(cuda_.launch_calls) + " launch/copy calls were recorded on the host";
       else if (cuda_.cupti_probe == 1)
         s += ", and CUPTI already had another subscriber when the session started";
+      if (cuda_.held_by_scopeprof) {
+        s += ".\n"
+             "Cause: scopeprof's own CUPTI collector (scopeprof::set_cupti(true) or SCOPEPROF_CUPTI=1) was "
+             "collecting when the session started, and CUPTI allows one subscriber per process.\n"
+             "What to do: call scopeprof::set_cupti(false) before starting the session (scopeprof's kernel columns "
+             "for the scopes it collected stay valid). The torch profiler then keeps CUPTI for the rest of the "
+             "process, and scopeprof's collector reports itself withheld. The CUDA columns of this session are left "
+             "out: they would read as zero, which is not what the GPU did.\n";
+        return s;
+      }
       s += ".\n"
            "Likely cause: CUPTI (which the torch profiler uses for CUDA activity) is held by another tool in this "
            "process: Nsight Systems or Nsight Compute, compute-sanitizer, cuda-gdb, another profiler, or a CUPTI "
-           "collector (such as scopeprof's) started first. Only one CUPTI subscriber is allowed per process.\n"
+           "collector started first. Only one CUPTI subscriber is allowed per process.\n"
            "What to do: run the torch profiler standalone (no other profiling tool attached, no other CUPTI "
            "collector in the program) for the CUDA columns, and take Nsight data from the wrapped run. The CUDA "
            "columns of this session are left out: they would read as zero, which is not what the GPU did.\n";
@@ -648,6 +662,7 @@ class torch_profile {
     r.record_shapes_ = options_.record_shapes;
     r.cuda_.requested = cuda_requested_;
     r.cuda_.cupti_probe = cupti_probe_;
+    r.cuda_.held_by_scopeprof = held_by_scopeprof_;
     if (!running_) {
       r.error_ = error_.empty() ? "the session was already stopped" : error_;
       return r;
@@ -686,12 +701,14 @@ class torch_profile {
       if (options_.cuda && torch_has_cuda()) {
         activities.insert(tpi::ActivityType::CUDA);
         cuda_requested_ = true;
+        held_by_scopeprof_ = scopeprof::cupti_enabled();
         if (!detail::kineto_session_started()) cupti_probe_ = detail::probe_cupti_once();
       }
       const tpi::ProfilerConfig config(tpi::ProfilerState::KINETO, options_.record_shapes);
       tap::prepareProfiler(config, activities);
       tap::enableProfiler(config, activities);
       detail::kineto_session_started() = true;
+      if (cuda_requested_) scopeprof::detail::g_kineto_cuda_started.store(true);
       running_ = true;
     } catch (const std::exception& e) {
       error_ = "could not start the torch profiler: " + torch_profile_result::first_line(e.what());
@@ -713,6 +730,7 @@ class torch_profile {
   bool running_ = false;
   bool cuda_requested_ = false;
   int cupti_probe_ = -1;
+  bool held_by_scopeprof_ = false;
   std::string error_;
 };
 

@@ -267,6 +267,18 @@ TEST_CASE("torch table: CUDA activity requested but missing says so in words, wi
     CHECK(contains(t, "another subscriber"));
     CHECK_FALSE(contains(t, "Self CUDA"));
   }
+  SUBCASE("scopeprof's own CUPTI collector held CUPTI: the table names it and the call that frees it") {
+    ev.held_by_scopeprof = true;
+    const auto result = scopeprof::torch_profile_result::from_events({}, ev);
+    CHECK(result.cuda().missing());
+    const std::string t = result.table();
+    INFO(t);
+    CHECK(contains(t, "MISSING"));
+    CHECK(contains(t, "scopeprof's own CUPTI collector"));
+    CHECK(contains(t, "scopeprof::set_cupti(false)"));
+    CHECK_FALSE(contains(t, "Nsight"));
+    CHECK_FALSE(contains(t, "Self CUDA"));
+  }
   SUBCASE("no witness either way: a softer sentence, still no empty CUDA columns") {
     const auto result = scopeprof::torch_profile_result::from_events({}, ev);
     CHECK_FALSE(result.cuda().missing());

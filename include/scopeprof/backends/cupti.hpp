@@ -45,6 +45,10 @@
 namespace scopeprof {
 namespace detail {
 
+/// Set by scopeprof::torch_profile once a torch profiler session with CUDA activity has started in this
+/// process: Kineto keeps CUPTI from then on, which names the holder when the collector is withheld.
+inline std::atomic<bool> g_kineto_cuda_started{false};
+
 #if SCOPEPROF_ENABLED && SCOPEPROF_WITH_CUPTI
 
 /// Read at every scope entry (relaxed): non-zero while the collector is on.
@@ -481,8 +485,13 @@ SCOPEPROF_NOINLINE inline void cupti_start() noexcept {
     }
     if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
       holder[sizeof holder - 1] = '\0';
+      // A holder that subscribed without a name (Kineto does) is reported by CUPTI as "... <not provided>".
+      std::string name = holder;
+      if (name.find("not provided") != std::string::npos) name.clear();
+      if (name.empty() && g_kineto_cuda_started.load())
+        name = "a torch profiler session with CUDA activity ran in this process, and Kineto keeps CUPTI until the process ends";
       cupti_set_state_locked(c, cupti_state::withheld,
-                             std::string("CUPTI is held by another tool") + (holder[0] ? std::string(" (") + holder + ")" : std::string()) +
+                             std::string("CUPTI is held by another tool") + (name.empty() ? std::string() : " (" + name + ")") +
                                  " (cuptiSubscribe: " + cupti_result_text(c.api, r) +
                                  "; Nsight Systems, Nsight Compute, compute-sanitizer, cuda-gdb and torch profiler sessions hold it)");
       return;
@@ -496,15 +505,16 @@ SCOPEPROF_NOINLINE inline void cupti_start() noexcept {
     }
     c.subscribed = true;
     cupti_sync_clock(c);
-    if (!c.callbacks_registered) {
-      r = c.api.register_callbacks(&cupti_buffer_requested, &cupti_buffer_completed);
-      if (r != CUPTI_SUCCESS) {
-        cupti_unsubscribe_locked(c);
-        cupti_set_state_locked(c, cupti_state::unavailable, "cuptiActivityRegisterCallbacks failed: " + cupti_result_text(c.api, r));
-        return;
-      }
-      c.callbacks_registered = true;
+    // Register on every start: the buffer callbacks are process-wide, and a tool that held CUPTI since our
+    // last start (a torch profiler session, say) may have put its own in place. If a second registration is
+    // refused, the start-up probe below finds out where the records go.
+    r = c.api.register_callbacks(&cupti_buffer_requested, &cupti_buffer_completed);
+    if (r != CUPTI_SUCCESS && !c.callbacks_registered) {
+      cupti_unsubscribe_locked(c);
+      cupti_set_state_locked(c, cupti_state::unavailable, "cuptiActivityRegisterCallbacks failed: " + cupti_result_text(c.api, r));
+      return;
     }
+    c.callbacks_registered = true;
     std::string why;
     for (auto k : {CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
                    CUPTI_ACTIVITY_KIND_MEMSET})
