@@ -19,6 +19,8 @@
 
 #include <scopeprof.hpp>
 
+#include "gbench_compat.hpp"
+
 #include <benchmark/benchmark.h>
 
 #if SCOPEPROF_WITH_NVTX
@@ -231,7 +233,7 @@ class capture_reporter : public benchmark::ConsoleReporter {
 
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& r : runs) {
-      if (r.error_occurred) continue;
+      if (scopeprof_bench::run_without_result(r)) continue;
       const std::string key = std::string(kVariant) + "/" + r.run_name.function_name;
       const double ns = r.GetAdjustedCPUTime() * unit_ns(r.time_unit);
       if (r.run_type == Run::RT_Aggregate && r.aggregate_name == "median") {
@@ -415,7 +417,8 @@ int main(int argc, char** argv) {
     else passthrough.emplace_back(argv[i]);
   }
   std::vector<std::string> args{argv[0]};
-  args.insert(args.end(), passthrough.begin(), passthrough.end());
+  for (const auto& a : passthrough)
+    args.push_back(scopeprof_bench::min_time_flag<benchmark::BenchmarkReporter::Run>(a));
   if (!has_flag(passthrough, "--benchmark_repetitions")) args.emplace_back("--benchmark_repetitions=5");
   if (!has_flag(passthrough, "--benchmark_report_aggregates_only") &&
       !has_flag(passthrough, "--benchmark_display_aggregates_only"))

@@ -9,6 +9,8 @@
 // cannot share one process; the raw check and RECORD_USER_SCOPE rows come from the driver's own process.
 #include <scopeprof.hpp>
 
+#include "gbench_compat.hpp"
+
 #include <ATen/record_function.h>
 #include <benchmark/benchmark.h>
 
@@ -77,9 +79,9 @@ class capture_reporter : public benchmark::ConsoleReporter {
   explicit capture_reporter(results& out) : benchmark::ConsoleReporter(OO_Tabular), out_(out) {}
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& r : runs) {
-      if (r.error_occurred) continue;
+      if (scopeprof_bench::run_without_result(r)) continue;
       const std::string key = std::string(kVariant) + "/" + r.run_name.function_name;
-      const double ns = r.GetAdjustedCPUTime() * (r.time_unit == benchmark::kMicrosecond ? 1e3 : 1.0);
+      const double ns = r.GetAdjustedCPUTime() * unit_ns(r.time_unit);
       if (r.run_type == Run::RT_Aggregate && r.aggregate_name == "median") out_[key] = ns;
       else if (r.run_type == Run::RT_Iteration && out_.count(key) == 0) out_[key] = ns;
     }
@@ -87,6 +89,14 @@ class capture_reporter : public benchmark::ConsoleReporter {
   }
 
  private:
+  static double unit_ns(benchmark::TimeUnit u) {  // --benchmark_time_unit may change it
+    switch (u) {
+      case benchmark::kSecond: return 1e9;
+      case benchmark::kMillisecond: return 1e6;
+      case benchmark::kMicrosecond: return 1e3;
+      default: return 1.0;
+    }
+  }
   results& out_;
 };
 
@@ -135,7 +145,7 @@ int main(int argc, char** argv) {
     else flags.emplace_back(argv[i]);
   }
   std::vector<std::string> args{argv[0]};
-  args.insert(args.end(), flags.begin(), flags.end());
+  for (const auto& f : flags) args.push_back(scopeprof_bench::min_time_flag<benchmark::BenchmarkReporter::Run>(f));
   bool reps = false;
   for (const auto& f : flags) reps = reps || f.rfind("--benchmark_repetitions", 0) == 0;
   if (!reps) {

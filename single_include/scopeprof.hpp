@@ -38,6 +38,7 @@
 //   SCOPEPROF_TORCH_CUDA    with SCOPEPROF_WITH_TORCH and _CUDA: a scope naming no stream is timed on torch's
 //                           current CUDA stream (needs libc10_cuda).  Plain include: 0.
 
+
 #if defined(SCOPEPROF_DISABLE)
 #undef SCOPEPROF_WITH_NVTX
 #undef SCOPEPROF_WITH_CUDA
@@ -73,6 +74,18 @@
 #ifndef SCOPEPROF_WITH_TORCH
 #define SCOPEPROF_WITH_TORCH 0
 #endif
+// The CUPTI collector loads libcupti with dlopen: Linux only.
+#if SCOPEPROF_WITH_CUPTI && !defined(__linux__)
+#undef SCOPEPROF_WITH_CUPTI
+#define SCOPEPROF_WITH_CUPTI 0
+#endif
+#if !SCOPEPROF_WITH_TORCH || !SCOPEPROF_WITH_CUDA
+#undef SCOPEPROF_TORCH_CUDA
+#define SCOPEPROF_TORCH_CUDA 0
+#endif
+#ifndef SCOPEPROF_TORCH_CUDA
+#define SCOPEPROF_TORCH_CUDA 0
+#endif
 
 #if defined(__GNUC__) || defined(__clang__)
 #define SCOPEPROF_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -90,6 +103,23 @@
 
 #define SCOPEPROF_CONCAT_IMPL(a, b) a##b
 #define SCOPEPROF_CONCAT(a, b) SCOPEPROF_CONCAT_IMPL(a, b)
+
+// Every entity lives in an inline namespace named after the version and the build switches, so translation
+// units built with different switches (one with SCOPEPROF_DISABLE, one without; NVTX on in one and off in
+// another) link to separate, self-consistent instances instead of one picked by link order:
+// scopeprof::v0_1_0_e1n1c0p0t0x0::scope. User code keeps writing scopeprof::scope.
+#define SCOPEPROF_ABI_NAME_IMPL(maj, min_, pat, e, n, c, p, t, x) v##maj##_##min_##_##pat##_e##e##n##n##c##c##p##p##t##t##x##x
+#define SCOPEPROF_ABI_NAME_EXPAND(maj, min_, pat, e, n, c, p, t, x) SCOPEPROF_ABI_NAME_IMPL(maj, min_, pat, e, n, c, p, t, x)
+#define SCOPEPROF_ABI_NAMESPACE                                                                                 \
+  SCOPEPROF_ABI_NAME_EXPAND(SCOPEPROF_VERSION_MAJOR, SCOPEPROF_VERSION_MINOR, SCOPEPROF_VERSION_PATCH,          \
+                            SCOPEPROF_ENABLED, SCOPEPROF_WITH_NVTX, SCOPEPROF_WITH_CUDA, SCOPEPROF_WITH_CUPTI,   \
+                            SCOPEPROF_WITH_TORCH, SCOPEPROF_TORCH_CUDA)
+#define SCOPEPROF_NAMESPACE_BEGIN \
+  namespace scopeprof {           \
+  inline namespace SCOPEPROF_ABI_NAMESPACE {
+#define SCOPEPROF_NAMESPACE_END \
+  }                             \
+  }
 // ---- end scopeprof/config.hpp ----
 // ---- begin scopeprof/clock.hpp ----
 // scopeprof: the host clock. Scopes read a raw tick counter (the invariant TSC on x86-64, the virtual
@@ -113,7 +143,7 @@
 #define SCOPEPROF_ARCH_AARCH64 1
 #endif
 
-namespace scopeprof {
+SCOPEPROF_NAMESPACE_BEGIN
 
 /// @brief Which counter stamps host time. Chosen once, at start-up (SCOPEPROF_CLOCK=auto|tsc|steady).
 enum class clock_kind : std::uint8_t {
@@ -140,7 +170,13 @@ inline std::int64_t steady_now_ns() noexcept {
 
 /// True when the CPU promises a constant-rate TSC that keeps counting in deep sleep states.
 inline bool cpu_has_invariant_tsc() noexcept {
-#if defined(SCOPEPROF_ARCH_X86_64) && !defined(_MSC_VER)
+#if defined(SCOPEPROF_ARCH_X86_64) && defined(_MSC_VER)
+  int regs[4] = {};  // eax, ebx, ecx, edx
+  __cpuid(regs, static_cast<int>(0x80000000u));
+  if (static_cast<unsigned>(regs[0]) < 0x80000007u) return false;
+  __cpuid(regs, static_cast<int>(0x80000007u));
+  return (static_cast<unsigned>(regs[3]) & (1u << 8)) != 0;
+#elif defined(SCOPEPROF_ARCH_X86_64)
   unsigned a = 0, b = 0, c = 0, d = 0;
   if (!__get_cpuid(0x80000000u, &a, &b, &c, &d) || a < 0x80000007u) return false;
   if (!__get_cpuid(0x80000007u, &a, &b, &c, &d)) return false;
@@ -178,8 +214,10 @@ SCOPEPROF_ALWAYS_INLINE std::uint64_t read_ticks() noexcept {
   if (SCOPEPROF_LIKELY(g_clock_kind == clock_kind::tsc)) return __rdtsc();
 #elif defined(SCOPEPROF_ARCH_AARCH64)
   if (SCOPEPROF_LIKELY(g_clock_kind == clock_kind::cntvct)) {
+    // isb: the counter read is not speculated ahead of the code before it (the scope's begin would
+    // otherwise be read early and its end late by whatever the pipeline reorders).
     std::uint64_t v;
-    asm volatile("mrs %0, cntvct_el0" : "=r"(v));
+    asm volatile("isb; mrs %0, cntvct_el0" : "=r"(v) : : "memory");
     return v;
   }
 #endif
@@ -236,7 +274,7 @@ struct tick_converter {
   }
 };
 
-}  // namespace scopeprof
+SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/clock.hpp ----
 // ---- begin scopeprof/report.hpp ----
 // scopeprof: the report model. A report is an immutable snapshot: every finished scope instance, the call
@@ -246,17 +284,192 @@ struct tick_converter {
 //   r.print(std::cout);                              // tables
 //   if (auto ok = r.write_chrome_trace("t.json"); !ok) std::cerr << ok.message() << "\n";
 
+// ---- begin scopeprof/detail/demangle.hpp ----
+// scopeprof: kernel names as people read them. CUPTI reports a kernel by its symbol, which for C++ kernels is
+// the Itanium ABI mangling (_ZN13scopeprof_gpu11spin_kernelEyPy). These helpers give the three forms that
+// Nsight Systems offers for kernels, and the clipping its console tables apply:
+//
+//   mangled    the symbol exactly as CUPTI gives it. Nsight shows it with the ":mangled" option of its kernel
+//              reports (cuda_gpu_kern_sum[:nvtx-name][:base|:mangled], cuda_gpu_trace, ...). Tools that match
+//              symbols (nm, cuobjdump, profilers' filters) need this form: keep it in machine-read outputs.
+//   demangled  the default name of those reports ("the templated name"): the C++ declaration with return type
+//              (templates only), template arguments and parameter types. demangle() below.
+//   base       the ":base" option: the kernel function's own identifier, without return type, enclosing
+//              namespaces and classes, template arguments and parameters. Nsight's SQLite export stores it
+//              as CUPTI_ACTIVITY_KIND_KERNEL.shortName, "Base kernel function name"; names observed there:
+//              elementwise_kernel (at::native::elementwise_kernel<...>), device_kernel (cutlass::device_kernel
+//              <...>), CatArrayBatchedCopy (at::native::(anonymous namespace)::CatArrayBatchedCopy<...>).
+//              base_name() below.
+//
+// Clipping. Nsight's "column" and "table" formatters (the console output of nsys stats and --stats=true) size
+// each column to its widest value but at most 100 characters ("nolimit" lifts the limit); a longer value is
+// cut on the right and its last visible character replaced by U+2026 HORIZONTAL ELLIPSIS, so a clipped cell is
+// the first 99 characters plus the ellipsis, exactly 100 wide. A value of 100 characters or fewer is shown
+// whole. CSV, TSV and JSON output are never clipped. clip_to_width() below; characters are code points.
+//
+// Sources: NVIDIA Nsight Systems Post-Collection Analysis Guide, "Statistical Reports Shipped With Nsight
+// Systems" (the base and mangled arguments) and "Report Formatters Shipped With Nsight Systems" (column/table:
+// 100 character limit, an ellipsis marks clipped data, clipping always on the right), and the SQLite export schema
+// (demangledName "Kernel function name w/ templates", shortName "Base kernel function name", mangledName
+// "Raw C++ mangled kernel function name"). The 99 + ellipsis cut is read off real nsys stats console output;
+// that exactly 100 characters stay whole follows from the guide (only data that overflows the width is clipped).
+//
+// Differences from Nsight, by design: the demangled text comes from the compiler runtime's demangler
+// (abi::__cxa_demangle), not NVIDIA's, so template arguments read "4" where Nsight prints "(int)4" and
+// parameters keep their substituted types. nvcc's prefix for internal-linkage kernels in relocatable device
+// code (__nv_static_<n>__<n characters>_Z...) is dropped before demangling. Where no Itanium demangler exists
+// (MSVC) or a name does not demangle, the name is returned unchanged.
+
+
+#include <cstddef>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#ifndef SCOPEPROF_HAVE_CXXABI
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__has_include)
+#if __has_include(<cxxabi.h>)
+#define SCOPEPROF_HAVE_CXXABI 1
+#endif
+#endif
+#endif
+#ifndef SCOPEPROF_HAVE_CXXABI
+#define SCOPEPROF_HAVE_CXXABI 0
+#endif
+#if SCOPEPROF_HAVE_CXXABI
+#include <cxxabi.h>
+#endif
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// Whether demangle() can decode Itanium manglings here (GCC, Clang); false: names pass through unchanged.
+inline constexpr bool have_itanium_demangler = SCOPEPROF_HAVE_CXXABI != 0;
+/// Nsight's console column limit for automatically sized columns, in characters.
+inline constexpr std::size_t nsight_column_width = 100;
+/// What Nsight puts in place of the clipped rest of a value: U+2026 HORIZONTAL ELLIPSIS, in UTF-8.
+inline constexpr std::string_view clip_marker = "\xE2\x80\xA6";
+
+/// The C++ name behind an Itanium mangling ("_ZN2ns1kEi" -> "ns::k(int)"). Anything else is returned as it is:
+/// C kernels ("vectorAdd"), names already demangled, malformed manglings, names holding a NUL byte, and every
+/// name where no demangler is available. Nothing inside throws out of it (failures give the input back); only
+/// building the returned string can run out of memory, like any function returning std::string.
+inline std::string demangle(std::string_view name) {
+#if SCOPEPROF_HAVE_CXXABI
+  try {
+    std::string_view body = name;
+    // nvcc -rdc: internal kernels become __nv_static_<n>__<n characters, ending in '_'>_Z...
+    constexpr std::string_view nv_static = "__nv_static_";
+    if (body.substr(0, nv_static.size()) == nv_static) {
+      std::size_t i = nv_static.size(), n = 0;
+      while (i < body.size() && body[i] >= '0' && body[i] <= '9' && n < 4096) n = n * 10 + std::size_t(body[i++] - '0');
+      if (i > nv_static.size() && body.substr(i, 2) == "__" && i + 2 + n <= body.size())
+        body = body.substr(i + 2 + n);
+    }
+    // Only function and object encodings: the demangler would also read "i" as "int" and "3Foo" as "Foo".
+    if (body.size() > 2 && body.substr(0, 2) == "_Z" && body.find('\0') == std::string_view::npos) {
+      const std::string terminated(body);  // string_view need not end in NUL
+      struct free_buffer {
+        void operator()(char* p) const noexcept { std::free(p); }
+      };
+      int status = -1;
+      const std::unique_ptr<char, free_buffer> out(abi::__cxa_demangle(terminated.c_str(), nullptr, nullptr, &status));
+      if (status == 0 && out && out.get()[0] != '\0') return std::string(out.get());
+    }
+  } catch (...) {
+  }
+#endif
+  return std::string(name);
+}
+
+/// Nsight's base kernel name: the function's identifier alone. Takes a mangled or a demangled name:
+/// "void at::native::(anonymous namespace)::elementwise_kernel<4, F>(int, F)" -> "elementwise_kernel",
+/// "_ZN13scopeprof_gpu11spin_kernelEyPy" -> "spin_kernel", "vectorAdd" -> "vectorAdd". Text it cannot
+/// take apart (unbalanced brackets) comes back demangled but otherwise whole.
+inline std::string base_name(std::string_view name) {
+  const std::string full = demangle(name);
+  const std::string_view s(full);
+  constexpr std::string_view anonymous = "(anonymous namespace)";
+  std::size_t end = std::string_view::npos;  // where the parameter list starts
+  std::size_t start = 0;                     // just after the last top-level "::" or space
+  std::size_t last_open = std::string_view::npos, last_close = std::string_view::npos;  // top-level <...>
+  int paren = 0, brace = 0, square = 0, angle = 0;
+  for (std::size_t i = 0; i < s.size() && end == std::string_view::npos; ++i) {
+    const char c = s[i];
+    if (paren == 0 && brace == 0 && square == 0) {
+      if (angle == 0) {
+        if (c == '(' && s.substr(i, anonymous.size()) == anonymous) {
+          i += anonymous.size() - 1;
+          continue;
+        }
+        if (c == '(') {
+          end = i;
+          continue;
+        }
+        if (c == ' ') start = i + 1;
+        if (c == ':' && i + 1 < s.size() && s[i + 1] == ':') start = ++i + 1;
+      }
+      if (c == '<') {
+        if (angle++ == 0) last_open = i;
+        continue;
+      }
+      if (c == '>' && angle > 0) {
+        if (--angle == 0) last_close = i;
+        continue;
+      }
+    }
+    if (c == '(') ++paren;
+    else if (c == ')' && paren > 0) --paren;
+    else if (c == '{') ++brace;
+    else if (c == '}' && brace > 0) --brace;
+    else if (c == '[') ++square;
+    else if (c == ']' && square > 0) --square;
+  }
+  if (end == std::string_view::npos) {
+    if (paren != 0 || brace != 0 || square != 0 || angle != 0) return full;
+    end = s.size();
+  }
+  while (end > start && s[end - 1] == ' ') --end;
+  if (end > start && last_open != std::string_view::npos && last_open >= start && last_close == end - 1)
+    end = last_open;
+  if (end <= start) return full;
+  return std::string(s.substr(start, end - start));
+}
+
+/// text as Nsight's column formatter shows it in a column `width` characters wide: unchanged when it has at
+/// most `width` characters, else its first width - 1 characters and clip_marker. Characters are code points (UTF-8
+/// sequences are never split; pass valid UTF-8, e.g. after escaping control characters). width 0 gives "".
+inline std::string clip_to_width(std::string_view text, std::size_t width = nsight_column_width) {
+  if (width == 0) return std::string();
+  std::size_t chars = 0, cut = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if ((static_cast<unsigned char>(text[i]) & 0xC0u) == 0x80u) continue;  // continuation byte
+    if (chars == width - 1) cut = i;
+    if (++chars > width) {
+      std::string out(text.substr(0, cut));
+      out += clip_marker;
+      return out;
+    }
+  }
+  return std::string(text);
+}
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/demangle.hpp ----
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <ostream>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
-namespace scopeprof {
+SCOPEPROF_NAMESPACE_BEGIN
 
 /// @brief Accounting of scope entries: entered == recorded + dropped + in_flight, always.
 struct scope_counts {
@@ -387,8 +600,9 @@ struct flat_row {
 /// @brief One row of the kernel summary (the columns of Nsight Systems' cuda_gpu_kern_sum), per scope
 /// name and kernel name. Time % is the row's share of all kernel time in the report.
 struct kernel_summary_row {
-  std::string scope;   ///< innermost launching scope's name, "(no scope)" for kernels launched outside any
-  std::string kernel;  ///< kernel name as CUPTI gives it (mangled or not), bytes kept as they are
+  std::string scope;    ///< innermost launching scope's name, "(no scope)" for kernels launched outside any
+  std::string kernel;   ///< kernel name demangled (C++ kernels), as Nsight Systems' kernel summary shows it
+  std::string mangled;  ///< kernel name exactly as CUPTI gives it (the symbol), bytes kept as they are
   duration_stats time;
   double time_pct = 0;
 };
@@ -526,7 +740,10 @@ class report {
   std::uint64_t orphan_count() const noexcept { return orphans_; }
   /// CUPTI kernels, copies and memsets by begin time (empty unless sources().cupti_valid).
   const std::vector<device_activity>& activities() const noexcept { return activities_; }
+  /// Kernel names exactly as CUPTI gives them (C++ kernels mangled), indexed by device_activity::name.
   const std::vector<std::string>& activity_names() const noexcept { return activity_names_; }
+  /// The same names demangled (unchanged where there is nothing to demangle).
+  const std::vector<std::string>& activity_demangled_names() const noexcept { return activity_demangled_; }
   /// Kernel summary by (scope name, kernel name), heaviest total first (empty unless sources().cupti_valid).
   const std::vector<kernel_summary_row>& kernel_summary() const noexcept { return kernel_summary_; }
 
@@ -567,6 +784,7 @@ class report {
   std::uint64_t orphans_ = 0;
   std::vector<device_activity> activities_;
   std::vector<std::string> activity_names_;
+  std::vector<std::string> activity_demangled_;
   std::vector<kernel_summary_row> kernel_summary_;
 };
 
@@ -676,6 +894,8 @@ class report_builder {
   // children's (instances are in pre-order, so children come after their parent).
   static void add_activities(report& r, raw_snapshot& raw, const std::vector<std::vector<std::int64_t>>& instance_of) {
     r.activity_names_ = std::move(raw.activity_names);
+    r.activity_demangled_.reserve(r.activity_names_.size());
+    for (const auto& n : r.activity_names_) r.activity_demangled_.push_back(demangle(n));  // once per name
     r.activities_.reserve(raw.activities.size());
     auto& in = r.instances_;
     for (const raw_activity& a : raw.activities) {
@@ -732,7 +952,8 @@ class report_builder {
       if (it.second) {
         r.kernel_summary_.emplace_back();
         r.kernel_summary_.back().scope = scope;
-        r.kernel_summary_.back().kernel = r.activity_names_[d.name];
+        r.kernel_summary_.back().kernel = r.activity_demangled_[d.name];
+        r.kernel_summary_.back().mangled = r.activity_names_[d.name];
         durations.emplace_back();
       }
       durations[it.first->second].push_back(d.duration_ns());
@@ -747,16 +968,30 @@ class report_builder {
                      [](const kernel_summary_row& a, const kernel_summary_row& b) { return a.time.sum > b.time.sum; });
   }
 
-  // Device self = span minus the union of the spans of its children timed on the same device and stream.
+  // Device self = span minus the union of the spans of its nearest device-timed descendants on the same
+  // device and stream, whatever lies between (host-only, sampled-out or other-stream scopes): so the self
+  // column of one stream adds up to the spans of its outermost scopes, and nothing is subtracted twice.
   static void compute_device_self(report& r) {
     auto& in = r.instances_;
     std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> child_spans(in.size());
+    // Instances are in pre-order: walk them with the chain of open ancestors and, per (device, stream), a
+    // stack of the timed ones among them, whose top is the nearest (linear in the instances, any depth).
+    using stream_key = std::pair<std::int32_t, std::uint64_t>;
+    std::map<stream_key, std::vector<std::size_t>> timed_ancestors;
+    std::vector<std::size_t> chain;
     for (std::size_t i = 0; i < in.size(); ++i) {
       const auto& c = in[i];
-      if (c.parent < 0 || c.device != device_status::ok) continue;
-      const auto& p = in[static_cast<std::size_t>(c.parent)];
-      if (p.device == device_status::ok && p.device_id == c.device_id && p.stream == c.stream)
-        child_spans[static_cast<std::size_t>(c.parent)].push_back({c.device_begin_ns, c.device_end_ns});
+      while (!chain.empty() && (c.parent < 0 || chain.back() != static_cast<std::size_t>(c.parent))) {
+        const auto& gone = in[chain.back()];
+        if (gone.device == device_status::ok) timed_ancestors[{gone.device_id, gone.stream}].pop_back();
+        chain.pop_back();
+      }
+      if (c.device == device_status::ok) {
+        auto& stack = timed_ancestors[{c.device_id, c.stream}];
+        if (!stack.empty()) child_spans[stack.back()].push_back({c.device_begin_ns, c.device_end_ns});
+        stack.push_back(i);
+      }
+      chain.push_back(i);
     }
     for (std::size_t i = 0; i < in.size(); ++i) {
       auto& s = in[i];
@@ -766,11 +1001,11 @@ class report_builder {
       std::int64_t covered = 0, cur_b = 0, cur_e = 0;
       bool open = false;
       for (auto sp : spans) {
-        const std::int64_t b = std::max(sp.first, s.device_begin_ns);
-        const std::int64_t e = std::min(sp.second, s.device_end_ns);
+        const std::int64_t b = (std::max)(sp.first, s.device_begin_ns);
+        const std::int64_t e = (std::min)(sp.second, s.device_end_ns);
         if (e <= b) continue;
         if (open && b <= cur_e) {
-          cur_e = std::max(cur_e, e);
+          cur_e = (std::max)(cur_e, e);
         } else {
           if (open) covered += cur_e - cur_b;
           cur_b = b, cur_e = e, open = true;
@@ -913,7 +1148,7 @@ class report_builder {
 
 inline report report::from_raw(detail::raw_snapshot raw) { return detail::report_builder::build(std::move(raw)); }
 
-}  // namespace scopeprof
+SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/report.hpp ----
 // ---- begin scopeprof/format/table.hpp ----
 // scopeprof: the text report. Tree view first (where time went, by call path), then the flat view (per
@@ -922,12 +1157,13 @@ inline report report::from_raw(detail::raw_snapshot raw) { return detail::report
 // ---- begin scopeprof/detail/text.hpp ----
 // scopeprof: text helpers shared by the writers. Names are arbitrary bytes; every output is valid UTF-8.
 
+
 #include <cstdint>
 #include <cstdio>
 #include <string>
 #include <string_view>
 
-namespace scopeprof {
+SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
 /// Length of the valid UTF-8 sequence starting at s[i], or 0 when the bytes there are not valid UTF-8
@@ -1100,7 +1336,7 @@ inline std::uint64_t fnv1a(std::string_view s, std::uint64_t h = 146959810393466
 }
 
 }  // namespace detail
-}  // namespace scopeprof
+SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/detail/text.hpp ----
 
 #include <ostream>
@@ -1108,7 +1344,7 @@ inline std::uint64_t fnv1a(std::string_view s, std::uint64_t h = 146959810393466
 #include <string>
 #include <vector>
 
-namespace scopeprof {
+SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
 struct text_table {
@@ -1120,7 +1356,7 @@ struct text_table {
     std::vector<std::size_t> width(header.size(), 0);
     for (std::size_t c = 0; c < header.size(); ++c) width[c] = display_width(header[c]);
     for (const auto& r : rows)
-      for (std::size_t c = 0; c < r.size() && c < width.size(); ++c) width[c] = std::max(width[c], display_width(r[c]));
+      for (std::size_t c = 0; c < r.size() && c < width.size(); ++c) width[c] = (std::max)(width[c], display_width(r[c]));
     const auto line = [&](const std::vector<std::string>& cells) {
       std::string s;
       for (std::size_t c = 0; c < header.size(); ++c) {
@@ -1219,7 +1455,8 @@ inline void report::print(std::ostream& out) const {
   }
   flat.print(out);
   if (cupti) {
-    out << "\nKernels by scope (CUPTI; Time % = share of all kernel time; Avg/Med/Min/Max/StdDev per instance):\n";
+    out << "\nKernels by scope (CUPTI; Time % = share of all kernel time; Avg/Med/Min/Max/StdDev per instance;\n"
+           "names demangled and cut at 100 characters as Nsight Systems does; the JSON report keeps them whole and mangled):\n";
     if (kernel_summary_.empty()) {
       out << "(no kernels)\n";
     } else {
@@ -1231,7 +1468,7 @@ inline void report::print(std::ostream& out) const {
                              std::to_string(k.time.count), format_duration_ns(k.time.mean),
                              format_duration_ns(k.time.median), format_duration_ns(static_cast<double>(k.time.min)),
                              format_duration_ns(static_cast<double>(k.time.max)), format_duration_ns(k.time.stddev),
-                             display_name(k.scope), display_name(k.kernel)});
+                             display_name(k.scope), clip_to_width(display_name(k.kernel))});
       kern.print(out);
     }
   }
@@ -1253,7 +1490,7 @@ inline std::string report::to_string() const {
   return s.str();
 }
 
-}  // namespace scopeprof
+SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/format/table.hpp ----
 // ---- begin scopeprof/format/csv.hpp ----
 // scopeprof: CSV writer (RFC 4180, UTF-8). One header line with units, then rows of three views:
@@ -1271,7 +1508,7 @@ inline std::string report::to_string() const {
 #include <cstring>
 #include <string>
 
-namespace scopeprof {
+SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
 inline write_result write_file(const std::string& path, const std::string& contents, const char* what) noexcept {
@@ -1307,12 +1544,12 @@ write_result write_rendered(const std::string& path, const char* what, Render re
 }
 
 }  // namespace detail
-}  // namespace scopeprof
+SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/detail/file.hpp ----
 
 #include <string>
 
-namespace scopeprof {
+SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
 inline std::string csv_us(std::int64_t ns) { return format_ns_as_us(ns); }
@@ -1410,7 +1647,7 @@ inline write_result report::write_csv(const std::string& path) const {
   return detail::write_rendered(path, "CSV report", [this] { return csv(); });
 }
 
-}  // namespace scopeprof
+SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/format/csv.hpp ----
 // ---- begin scopeprof/format/json.hpp ----
 // scopeprof: JSON writer. Schema "scopeprof-report/1" (docs/formats.md); all times are nanoseconds.
@@ -1419,7 +1656,7 @@ inline write_result report::write_csv(const std::string& path) const {
 #include <cmath>
 #include <string>
 
-namespace scopeprof {
+SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
 inline void append_json_number(std::string& out, double v) {
@@ -1537,6 +1774,8 @@ inline std::string report::json() const {
     append_json_string(out, k.scope);
     out += ",\"name\":";
     append_json_string(out, k.kernel);
+    out += ",\"mangled\":";
+    append_json_string(out, k.mangled);
     out += ",\"instances\":" + std::to_string(k.time.count) + ",\"total\":" + std::to_string(k.time.sum) + ",";
     append_json_stats(out, k.time);
     out += ",\"time_pct\":";
@@ -1551,7 +1790,7 @@ inline write_result report::write_json(const std::string& path) const {
   return detail::write_rendered(path, "JSON report", [this] { return json(); });
 }
 
-}  // namespace scopeprof
+SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/format/json.hpp ----
 // ---- begin scopeprof/format/chrome_trace.hpp ----
 // scopeprof: Chrome trace event format (JSON), for Perfetto (ui.perfetto.dev) and chrome://tracing.
@@ -1565,7 +1804,7 @@ inline write_result report::write_json(const std::string& path) const {
 #include <string>
 #include <utility>
 
-namespace scopeprof {
+SCOPEPROF_NAMESPACE_BEGIN
 
 inline std::string report::chrome_trace() const {
   using namespace detail;
@@ -1654,10 +1893,20 @@ inline std::string report::chrome_trace() const {
     out += ",\n{\"ph\":\"X\",\"cat\":\"";
     out += a.kind == activity_kind::kernel ? "kernel" : a.kind == activity_kind::memcpy ? "memcpy" : "memset";
     out += "\",\"name\":";
-    append_json_string(out, a.name < activity_names_.size() ? activity_names_[a.name] : std::string());
+    const bool named = a.name < activity_names_.size();
+    append_json_string(out, named ? activity_demangled_[a.name] : std::string());
     out += ",\"pid\":3,\"tid\":" + dtid + ",\"ts\":" + format_ns_as_us(a.begin_ns - origin_ns_) +
            ",\"dur\":" + format_ns_as_us(a.duration_ns());
-    if (a.graph) out += ",\"args\":{\"graph\":" + std::to_string(a.graph) + "}";
+    const bool mangled = named && activity_demangled_[a.name] != activity_names_[a.name];
+    if (a.graph || mangled) {
+      out += ",\"args\":{";
+      if (mangled) {
+        out += "\"mangled\":";
+        append_json_string(out, activity_names_[a.name]);
+      }
+      if (a.graph) out += std::string(mangled ? "," : "") + "\"graph\":" + std::to_string(a.graph);
+      out += "}";
+    }
     out += "}";
     if (a.instance < 0 || static_cast<std::size_t>(a.instance) >= instances_.size()) continue;
     const scope_instance& s = instances_[static_cast<std::size_t>(a.instance)];
@@ -1676,7 +1925,7 @@ inline write_result report::write_chrome_trace(const std::string& path) const {
   return detail::write_rendered(path, "Chrome trace", [this] { return chrome_trace(); });
 }
 
-}  // namespace scopeprof
+SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/format/chrome_trace.hpp ----
 // ---- begin scopeprof/detail/recorder.hpp ----
 // scopeprof: where scopes go. Each thread appends fixed-size records to its own chunks; the collector
@@ -1696,7 +1945,7 @@ inline write_result report::write_chrome_trace(const std::string& path) const {
 #include <nvtx3/nvToolsExt.h>
 #endif
 
-namespace scopeprof {
+SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
 /// A stable ARGB colour for a name, from a palette chosen to stay readable on light and dark timelines.
@@ -1756,15 +2005,16 @@ SCOPEPROF_ALWAYS_INLINE void nvtx_pop() noexcept {}
 #endif
 
 }  // namespace detail
-}  // namespace scopeprof
+SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/backends/nvtx.hpp ----
 // ---- begin scopeprof/detail/log.hpp ----
 // scopeprof: the library's own messages. They go to stderr, prefixed, and never throw.
 
+
 #include <cstdio>
 #include <string>
 
-namespace scopeprof {
+SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
 inline void warn(const std::string& message) noexcept {
@@ -1773,7 +2023,7 @@ inline void warn(const std::string& message) noexcept {
 }
 
 }  // namespace detail
-}  // namespace scopeprof
+SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/detail/log.hpp ----
 
 #include <algorithm>
@@ -1794,7 +2044,7 @@ inline void warn(const std::string& message) noexcept {
 #include <unistd.h>
 #endif
 
-namespace scopeprof {
+SCOPEPROF_NAMESPACE_BEGIN
 
 /// @brief Names longer than this many bytes are cut (at a UTF-8 boundary) and end in "...".
 constexpr std::size_t max_name_bytes = 512;
@@ -1813,6 +2063,7 @@ struct site_info {
   // Device timing policy for this site: 0 = host only, N = time every Nth entry (1 = every entry).
   std::atomic<std::uint32_t> device_every{1};
   bool host_only = false;  // PROF_SCOPE_HOST: sampling settings never turn device timing on
+  bool per_thread_stream = false;  // the site's TU was built with the per-thread default stream
   std::atomic<std::uint64_t> device_entries{0};  // only counted when device_every > 1
 };
 
@@ -1826,11 +2077,15 @@ struct call_site {
   const char* function;
   std::uint32_t line;
   bool host_only;  // PROF_SCOPE_HOST: never device-timed
+  // The default stream of the site's own translation unit (nvcc --default-stream per-thread defines
+  // CUDA_API_PER_THREAD_DEFAULT_STREAM there): kept per site, so TUs built either way share one library.
+  bool per_thread_stream;
   std::atomic<detail::site_info*> info{nullptr};
 
   constexpr call_site(const char* name_, const char* file_, const char* function_, std::uint32_t line_,
-                      bool host_only_ = false) noexcept
-      : name(name_), file(file_), function(function_), line(line_), host_only(host_only_) {}
+                      bool host_only_ = false, bool per_thread_stream_ = false) noexcept
+      : name(name_), file(file_), function(function_), line(line_), host_only(host_only_),
+        per_thread_stream(per_thread_stream_) {}
   call_site(const call_site&) = delete;
   call_site& operator=(const call_site&) = delete;
 };
@@ -1877,7 +2132,7 @@ struct device_record {
   void* stream = nullptr;
   std::uint64_t capture_id = 0;  // non-zero: recorded while the stream was being captured into a graph
   std::int32_t device = -1;
-  std::uint32_t reference = 0;   // which of the device's reference events the begin event is placed against
+  std::uint32_t reference = 0;   // generation of the reference event current when the scope began
   std::uint32_t state = 0;       // device_record_state, written by collect under the registry mutex
   std::int64_t begin_ns = 0;     // resolved times on the host timeline
   std::int64_t end_ns = 0;
@@ -1888,6 +2143,19 @@ struct device_chunk {
   static constexpr std::uint32_t capacity = 1024;
   std::uint64_t first = 0;
   device_record records[capacity];
+};
+
+/// Per-thread cache for runtime names: (call site, name) -> site_info. Grows only on a new name. Held by
+/// the thread's buffer (not a thread_local of its own: that would give every including TU a TLS
+/// initializer) and freed when the thread exits.
+struct dynamic_name_cache {
+  struct slot {
+    std::uint64_t hash = 0;
+    const call_site* cs = nullptr;
+    site_info* info = nullptr;
+  };
+  std::vector<slot> slots;  // open addressing, power-of-two size
+  std::size_t used = 0;
 };
 
 /// One thread's records and counters. Owned by the global registry, so it outlives its thread.
@@ -1903,6 +2171,7 @@ struct thread_buffer {
   std::uint64_t full_epoch = ~0ull;  // allocation epoch in which a refill last failed
   device_record* device_cursor = nullptr;
   device_record* device_limit = nullptr;
+  std::unique_ptr<dynamic_name_cache> dynamic_names;  // PROF_SCOPE_DYN lookups; freed at thread exit
   std::atomic<std::uint64_t> device_recorded{0};  // device records written since the thread started
 
   // Under mu: the chunk list (the owner appends on refill, reset() frees full ones).
@@ -1928,8 +2197,12 @@ inline std::atomic<std::uint8_t> g_state{state_uninitialised};
 /// Device timing of new call sites: 0 = host only, N = every Nth entry (SCOPEPROF_DEVICE_SAMPLE).
 inline std::atomic<std::uint32_t> g_default_device_every{1};
 
+/// Lock order: collect_mu, then mu, then a thread_buffer's mu. Scope threads take mu only to register a
+/// new call site or thread and at thread exit, and a thread_buffer's mu only on a chunk refill: none of
+/// them is ever held while collect() converts records or waits for the GPU.
 struct registry {
-  std::mutex mu;  // sites, threads, collect and reset (taken before any thread_buffer::mu)
+  std::mutex collect_mu;  // one collect() or reset() at a time; the only lock held through their slow parts
+  std::mutex mu;          // the lists below (sites, threads, names), held only to read or change them
   std::vector<std::unique_ptr<site_info>> sites;
   std::unordered_map<std::string, std::uint32_t> named_device_every;  // set_device_sampling(name, n), also for sites not seen yet
   std::unordered_map<std::string, site_info*> dynamic_sites;
@@ -1958,6 +2231,16 @@ inline registry& the_registry() {
 }
 
 inline void initialise() noexcept;  // defined in runtime.hpp
+/// Registers the report at exit again (runtime.hpp) after something that may have initialised the CUDA
+/// runtime, whose own teardown the report must run before.
+inline void rearm_exit_report() noexcept;
+
+/// Set by a backend that keeps per-thread state (the CUDA event cache): run on a thread's first scope,
+/// before its begin time is read (no scope is open on the thread yet, so one-time set-up is charged to
+/// no scope), and when the thread exits.
+using thread_hook = void (*)() noexcept;
+inline std::atomic<thread_hook> g_thread_attach_hook{nullptr};
+inline std::atomic<thread_hook> g_thread_exit_hook{nullptr};
 
 inline std::uint64_t current_os_thread_id() noexcept {
 #if defined(__linux__)
@@ -1977,6 +2260,8 @@ struct thread_exit_guard {
     t_thread_exited = true;
     t_buffer = nullptr;
     if (b == nullptr) return;
+    b->dynamic_names.reset();
+    if (thread_hook exit_hook = g_thread_exit_hook.load(std::memory_order_acquire)) exit_hook();
     registry& r = the_registry();
     std::lock_guard<std::mutex> lock(r.mu);
     b->exited = true;
@@ -2000,6 +2285,7 @@ SCOPEPROF_NOINLINE inline thread_buffer* attach_thread() noexcept {
     t_buffer = b;
     static thread_local thread_exit_guard guard;  // its destructor marks the buffer exited
     (void)guard;
+    if (thread_hook attach_hook = g_thread_attach_hook.load(std::memory_order_acquire)) attach_hook();
     return b;
   } catch (...) {
     return nullptr;
@@ -2145,6 +2431,7 @@ inline site_info* make_site_locked(registry& r, std::string_view name, const cal
   info->id = static_cast<std::uint32_t>(r.sites.size());
   info->colour = colour_for_name(info->name);
   info->host_only = cs.host_only;
+  info->per_thread_stream = cs.per_thread_stream;
   std::uint32_t every = g_default_device_every.load(std::memory_order_relaxed);
   if (!r.named_device_every.empty()) {
     const auto named = r.named_device_every.find(info->name);
@@ -2172,17 +2459,6 @@ SCOPEPROF_NOINLINE inline site_info* register_site(call_site& cs) noexcept {
   }
 }
 
-/// Per-thread cache for runtime names: (call site, name) -> site_info. Grows only on a new name.
-struct dynamic_name_cache {
-  struct slot {
-    std::uint64_t hash = 0;
-    const call_site* cs = nullptr;
-    site_info* info = nullptr;
-  };
-  std::vector<slot> slots;  // open addressing, power-of-two size
-  std::size_t used = 0;
-};
-inline thread_local dynamic_name_cache t_dynamic_names;
 
 SCOPEPROF_NOINLINE inline site_info* register_dynamic_site(call_site& cs, std::string_view name) noexcept {
   try {
@@ -2204,7 +2480,13 @@ SCOPEPROF_NOINLINE inline site_info* register_dynamic_site(call_site& cs, std::s
 }
 
 inline site_info* lookup_dynamic_site(call_site& cs, std::string_view name) noexcept {
-  dynamic_name_cache& cache = t_dynamic_names;
+  thread_buffer* b = t_buffer;
+  if (SCOPEPROF_UNLIKELY(b == nullptr) && (b = attach_thread()) == nullptr) return register_dynamic_site(cs, name);
+  if (SCOPEPROF_UNLIKELY(!b->dynamic_names)) {
+    b->dynamic_names.reset(new (std::nothrow) dynamic_name_cache());
+    if (!b->dynamic_names) return register_dynamic_site(cs, name);
+  }
+  dynamic_name_cache& cache = *b->dynamic_names;
   const std::uint64_t h = fnv1a(name) ^ (reinterpret_cast<std::uintptr_t>(&cs) * 0x9E3779B97F4A7C15ull);
   if (!cache.slots.empty()) {
     const std::size_t mask = cache.slots.size() - 1;
@@ -2243,7 +2525,7 @@ inline site_info* lookup_dynamic_site(call_site& cs, std::string_view name) noex
 }
 
 }  // namespace detail
-}  // namespace scopeprof
+SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/detail/recorder.hpp ----
 // ---- begin scopeprof/runtime.hpp ----
 // scopeprof: start-up, run-time switches, collect() and reset().
@@ -2265,21 +2547,641 @@ inline site_info* lookup_dynamic_site(call_site& cs, std::string_view name) noex
 //   SCOPEPROF_CUPTI_LIBRARY=PATH  the libcupti to load (default: one already loaded, else libcupti.so.13)
 
 // ---- begin scopeprof/backends/cuda_events.hpp ----
-// scopeprof: device time per scope from CUDA events (SCOPEPROF_WITH_CUDA=1).
+// scopeprof: device time per scope from CUDA events (SCOPEPROF_WITH_CUDA=1), the scope's side.
 //
 // A timed scope records one event when it begins and one when it ends, on its stream. Nothing waits on
-// the hot path: collect() resolves the pairs later, in bulk, and places them on the host timeline through
-// a per-device reference event. Events come from per-device pools, refilled in chunks and recycled by
-// collect(), so a steady state creates none. Streams that are being captured into a CUDA graph get
-// external event-record nodes (cudaEventRecordExternal); their events are never queried while the
-// capture is open and never reused, because every replay of the graph records them again.
+// the hot path: collect() resolves the pairs later, in bulk (cuda_resolve.hpp). Both events are taken
+// from the thread's cache when the scope begins, so any one-time set-up (a device's first use, creating
+// events) happens before the scope's begin time is re-read and is charged to no scope but the ones
+// around it. Streams that are being captured into a CUDA graph get external event-record nodes
+// (cudaEventRecordExternal); their events are never queried while the capture is open and never reused,
+// because every replay of the graph records them again.
 //
 // Errors never reach the program: a failing CUDA call switches device timing off for that device, the
-// reason goes into the report header, and the program's own pending error (cudaPeekAtLastError) is left
-// as it would have been without scopeprof. A scope's boundaries call the driver directly (entry points
-// fetched through the runtime once): cheaper than the runtime wrappers, and driver calls never touch the
-// runtime's last-error state, so the hot path needs no error bookkeeping.
+// reason goes into the report header, and the program's own pending error is left as it was.
 
+// ---- begin scopeprof/backends/cuda_device.hpp ----
+// scopeprof: what device timing keeps per CUDA device and per thread (SCOPEPROF_WITH_CUDA=1): the probe
+// for a usable GPU, a device's private stream and reference events, its pool of free events, and each
+// thread's small cache of events taken from that pool.
+//
+// Events are created in chunks only when the pool is empty; collect() gives resolved ones back, a thread
+// gives its cache back when it exits, and reference events are destroyed once no record needs them, so
+// the events in existence stay bounded by what is in flight plus the caches.
+
+// ---- begin scopeprof/backends/cuda_driver.hpp ----
+// scopeprof: the CUDA calls device timing makes, and how it keeps the program's error state as it was
+// (SCOPEPROF_WITH_CUDA=1).
+//
+// A scope's boundaries call the driver directly, through entry points fetched once via the runtime
+// (nothing links libcuda): cheaper than the runtime wrappers, and driver calls never touch the runtime's
+// per-thread last error, so the hot path needs no error bookkeeping. Where the entry points are missing
+// (a driver or toolkit older than CUDA 12) or the thread has no current context yet, the same steps go
+// through the runtime, which peeks at the pending error first and clears only an error of its own.
+
+
+#if SCOPEPROF_WITH_CUDA
+#include <cuda.h>  // driver API types only: the entry points are fetched through the runtime
+#include <cuda_runtime_api.h>
+
+#include <string>
+
+#if CUDART_VERSION < 11010
+#error "scopeprof's device timing needs the CUDA runtime 11.1 or newer (cudaEventRecordWithFlags); build with SCOPEPROF_WITH_CUDA=0"
+#endif
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// Keep the program's view of cudaGetLastError as it would be without us: clear an error we caused,
+/// unless the program already had one pending.
+inline void forget_our_error(cudaError_t pending_before) noexcept {
+  if (pending_before == cudaSuccess) (void)cudaGetLastError();
+}
+
+inline std::string cuda_error_text(cudaError_t e) {
+  return std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ")";
+}
+
+/// Errors that mean "this stream or event is not usable here" (a stream of another device or context,
+/// a destroyed stream), as opposed to a device that stopped working.
+inline bool local_error(int code) noexcept {
+  return code == cudaErrorInvalidResourceHandle || code == cudaErrorInvalidValue;
+}
+
+/// The driver calls a device-timed scope makes. Written once by probe_devices(), before device timing
+/// is switched on; `ok` is false when any is missing, and scopes then use the runtime.
+struct driver_calls {
+  using ctx_get_current_fn = CUresult (*)(CUcontext*);
+  using ctx_get_device_fn = CUresult (*)(CUdevice*);
+  using stream_is_capturing_fn = CUresult (*)(CUstream, CUstreamCaptureStatus*);
+  using event_record_fn = CUresult (*)(CUevent, CUstream);
+  using event_record_with_flags_fn = CUresult (*)(CUevent, CUstream, unsigned int);
+  ctx_get_current_fn ctx_get_current = nullptr;
+  ctx_get_device_fn ctx_get_device = nullptr;
+  stream_is_capturing_fn stream_is_capturing = nullptr;
+  event_record_fn event_record = nullptr;
+  event_record_with_flags_fn event_record_with_flags = nullptr;
+  bool ok = false;
+};
+inline driver_calls g_driver;
+
+template <class Fn>
+inline bool driver_entry(const char* symbol, Fn& fn) noexcept {
+  void* p = nullptr;
+  // 12000: the ABI of these calls has been stable since CUDA 12.0; default-stream flags: handle 0 is the
+  // legacy stream, and the per-thread stream is passed explicitly as cudaStreamPerThread.
+#if CUDART_VERSION >= 12050
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  if (cudaGetDriverEntryPointByVersion(symbol, &p, 12000, cudaEnableDefault, &found) != cudaSuccess ||
+      found != cudaDriverEntryPointSuccess || p == nullptr)
+    return false;
+#elif CUDART_VERSION >= 12000
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  if (cudaGetDriverEntryPoint(symbol, &p, cudaEnableDefault, &found) != cudaSuccess ||
+      found != cudaDriverEntryPointSuccess || p == nullptr)
+    return false;
+#else
+  (void)symbol;  // CUDA 11: the runtime path serves (cudaGetDriverEntryPoint has another signature there)
+  (void)fn;
+  (void)p;
+  return false;
+#endif
+  fn = reinterpret_cast<Fn>(p);
+  return true;
+}
+
+inline void load_driver_calls() noexcept {
+  driver_calls c;
+  c.ok = driver_entry("cuCtxGetCurrent", c.ctx_get_current) && driver_entry("cuCtxGetDevice", c.ctx_get_device) &&
+         driver_entry("cuStreamIsCapturing", c.stream_is_capturing) && driver_entry("cuEventRecord", c.event_record) &&
+         driver_entry("cuEventRecordWithFlags", c.event_record_with_flags);
+  if (c.ok) g_driver = c;
+}
+
+/// The calling thread's current context and its device, cached per thread: one driver call (a
+/// thread-local read) in steady state. False when the thread has no current context yet (its first CUDA
+/// call is still to come): asking the driver for its device would then be an error, which tools such as
+/// compute-sanitizer report, so the caller takes the runtime path instead.
+struct thread_context_cache {
+  CUcontext context = nullptr;
+  CUdevice device = -1;
+};
+inline thread_local thread_context_cache t_context_cache;
+
+SCOPEPROF_ALWAYS_INLINE bool current_device(const driver_calls& drv, CUdevice& device) noexcept {
+  CUcontext context = nullptr;
+  if (drv.ctx_get_current(&context) != CUDA_SUCCESS || context == nullptr) return false;
+  thread_context_cache& cache = t_context_cache;
+  if (SCOPEPROF_UNLIKELY(context != cache.context)) {
+    if (drv.ctx_get_device(&cache.device) != CUDA_SUCCESS) {
+      cache.context = nullptr;
+      return false;
+    }
+    cache.context = context;
+  }
+  device = cache.device;
+  return true;
+}
+
+/// One CUDA path for a scope boundary: the driver entry points, or the runtime with the program's pending
+/// error kept (`pending` is what cudaPeekAtLastError said before our first runtime call).
+class boundary_calls {
+ public:
+  /// The thread's current device: false if none can be named (the runtime said so with an error).
+  bool device(int& device) noexcept {
+    if (SCOPEPROF_LIKELY(g_driver.ok)) {
+      CUdevice d = -1;
+      if (current_device(g_driver, d)) {
+        device = static_cast<int>(d);
+        return true;
+      }
+    }
+    driver_ = false;
+    pending_ = cudaPeekAtLastError();
+    if (cudaGetDevice(&device) == cudaSuccess) return true;
+    forget_our_error(pending_);
+    return false;
+  }
+
+  /// Is the stream being captured into a graph (then `capture_id` is the capture's id)? False when the
+  /// stream cannot be recorded on now: an error, or a capture that was invalidated.
+  bool capture_state(cudaStream_t stream, unsigned long long& capture_id) noexcept;
+
+  /// Record `ev` on `stream`: an external event-record node in a captured stream. Returns the error code.
+  int record(cudaEvent_t ev, cudaStream_t stream, bool captured) noexcept {
+    if (driver_)
+      return static_cast<int>(captured ? g_driver.event_record_with_flags(ev, stream, CU_EVENT_RECORD_EXTERNAL)
+                                       : g_driver.event_record(ev, stream));
+    const cudaError_t e = captured ? cudaEventRecordWithFlags(ev, stream, cudaEventRecordExternal) : cudaEventRecord(ev, stream);
+    if (e != cudaSuccess) forget_our_error(pending_);
+    return static_cast<int>(e);
+  }
+
+  /// For the scope's end: the runtime only where the driver calls are missing (the context exists by then).
+  static boundary_calls for_end() noexcept {
+    boundary_calls b;
+    if (!g_driver.ok) {
+      b.driver_ = false;
+      b.pending_ = cudaPeekAtLastError();
+    }
+    return b;
+  }
+
+ private:
+  bool driver_ = true;
+  cudaError_t pending_ = cudaSuccess;
+};
+
+/// Capture id of a stream being captured (runtime call, only on captured streams). 0 on failure.
+SCOPEPROF_NOINLINE inline unsigned long long capture_id_of(cudaStream_t stream) noexcept {
+  const cudaError_t pending = cudaPeekAtLastError();
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  unsigned long long id = 0;
+  if (cudaStreamGetCaptureInfo(stream, &status, &id) != cudaSuccess) {
+    forget_our_error(pending);
+    return 0;
+  }
+  return status == cudaStreamCaptureStatusActive ? id : 0;
+}
+
+inline bool boundary_calls::capture_state(cudaStream_t stream, unsigned long long& capture_id) noexcept {
+  capture_id = 0;
+  if (driver_) {
+    // Also guards the legacy stream: querying it while another stream captures in global mode returns an
+    // error (and records nothing), where recording on it would invalidate that capture.
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (g_driver.stream_is_capturing(stream, &status) != CUDA_SUCCESS || status == CU_STREAM_CAPTURE_STATUS_INVALIDATED)
+      return false;
+    return status != CU_STREAM_CAPTURE_STATUS_ACTIVE || (capture_id = capture_id_of(stream)) != 0;
+  }
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  unsigned long long id = 0;
+  const cudaError_t e = cudaStreamGetCaptureInfo(stream, &status, &id);
+  if (e != cudaSuccess) {
+    forget_our_error(pending_);
+    return false;
+  }
+  if (status == cudaStreamCaptureStatusInvalidated) return false;
+  capture_id = status == cudaStreamCaptureStatusActive ? id : 0;
+  return true;
+}
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+
+#endif  // SCOPEPROF_WITH_CUDA
+// ---- end scopeprof/backends/cuda_driver.hpp ----
+// ---- begin scopeprof/detail/bounded_ring.hpp ----
+// scopeprof: a bounded queue that many threads put into and take from without a lock. Each cell carries a
+// sequence number that says whether it is ready to be written or read in the current lap, so a put or a
+// take is one compare-and-swap on the shared position. Used for the per-device pools of free CUDA events:
+// a scope refilling its thread's cache never waits for collect().
+
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// First in, first out; `put` reports full and `take` reports empty instead of waiting. Capacity is a
+/// power of two, fixed at compile time.
+template <class T, std::size_t Capacity>
+class bounded_ring {
+  static_assert(Capacity > 1 && (Capacity & (Capacity - 1)) == 0, "capacity must be a power of two");
+
+ public:
+  static constexpr std::size_t capacity = Capacity;
+
+  bounded_ring() : cells_(new cell[Capacity]) {
+    for (std::size_t i = 0; i < Capacity; ++i) cells_[i].seq.store(i, std::memory_order_relaxed);
+  }
+
+  bool put(T value) noexcept {
+    std::size_t pos = tail_.load(std::memory_order_relaxed);
+    for (;;) {
+      cell& c = cells_[pos & (Capacity - 1)];
+      const std::size_t seq = c.seq.load(std::memory_order_acquire);
+      const auto lap = static_cast<std::ptrdiff_t>(seq - pos);
+      if (lap == 0) {
+        if (tail_.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
+          c.value = value;
+          c.seq.store(pos + 1, std::memory_order_release);
+          return true;
+        }
+      } else if (lap < 0) {
+        return false;  // full
+      } else {
+        pos = tail_.load(std::memory_order_relaxed);
+      }
+    }
+  }
+
+  bool take(T& value) noexcept {
+    std::size_t pos = head_.load(std::memory_order_relaxed);
+    for (;;) {
+      cell& c = cells_[pos & (Capacity - 1)];
+      const std::size_t seq = c.seq.load(std::memory_order_acquire);
+      const auto lap = static_cast<std::ptrdiff_t>(seq - (pos + 1));
+      if (lap == 0) {
+        if (head_.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
+          value = c.value;
+          c.seq.store(pos + Capacity, std::memory_order_release);
+          return true;
+        }
+      } else if (lap < 0) {
+        return false;  // empty
+      } else {
+        pos = head_.load(std::memory_order_relaxed);
+      }
+    }
+  }
+
+ private:
+  struct cell {
+    std::atomic<std::size_t> seq{0};
+    T value{};
+  };
+  std::unique_ptr<cell[]> cells_;
+  alignas(64) std::atomic<std::size_t> head_{0};
+  alignas(64) std::atomic<std::size_t> tail_{0};
+};
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/bounded_ring.hpp ----
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+enum : std::uint8_t { device_timing_uninitialised = 0, device_timing_on = 1, device_timing_off = 2 };
+/// Read at every scope entry in CUDA builds (relaxed).
+inline std::atomic<std::uint8_t> g_device_timing{device_timing_uninitialised};
+
+#if SCOPEPROF_WITH_CUDA
+
+/// A device's free events: 1 MiB per device used, room for 32768 timed scopes between collects; what
+/// does not fit waits in the device's overflow list.
+using event_pool = bounded_ring<cudaEvent_t, 65536>;
+
+/// An event recorded on the device's otherwise empty private stream, with the host time at which it was
+/// seen complete (an upper bound of its device time): device spans are placed on the host timeline by
+/// their offset from one. `generation` names it in the records of the scopes that began against it.
+struct reference_event {
+  std::uint32_t generation = 0;
+  cudaEvent_t event = nullptr;
+  std::int64_t host_ns = 0;
+};
+
+/// Per CUDA device: private stream, reference events, event pool, failure state.
+struct device_context {
+  std::mutex mu;
+  int ordinal = 0;
+  std::atomic<bool> ready{false};
+  std::atomic<bool> failed{false};  // a CUDA error made this device's events unusable
+  std::string failure;              // under mu
+  cudaStream_t private_stream = nullptr;
+  // Oldest first; changed by prepare_device() (before `ready`) and by collect() (serialised) only.
+  std::vector<reference_event> references;
+  std::uint32_t next_generation = 0;
+  std::atomic<std::uint32_t> current_generation{0};  // the newest reference: what new scopes begin against
+  event_pool free_events;
+  std::vector<cudaEvent_t> overflow_events;  // under mu: returned events that found the pool full
+  std::atomic<std::uint64_t> events_created{0};    // pool events (reference events are counted apart)
+  std::atomic<std::uint64_t> events_destroyed{0};
+  std::uint64_t scopes_timed = 0;  // resolved spans, for the report header
+};
+
+struct device_registry {
+  std::mutex mu;
+  bool probed = false;
+  int count = 0;
+  std::string off_reason;  // why device timing is off, when it is
+  std::vector<std::unique_ptr<device_context>> devices;
+  std::atomic<std::uint64_t> skipped{0};  // scopes that wanted device time but did not get it
+  std::uint64_t pending = 0;              // unresolved at the last collect (still running on the GPU)
+  std::uint64_t wait_ms = 5000;           // longest collect() waits for a stream's newest event
+  // Records reset() discarded while their events were still on the GPU: collect() resolves them (so
+  // their events go back to the pool) and then forgets them. Under the registry's collect_mu.
+  std::vector<device_record> retired;
+  // One-time set-up (driver probe, a device's first use, event creation), and the part of it that ran
+  // inside enclosing scopes (host ticks; the scope being entered re-reads its begin time after it).
+  std::atomic<std::int64_t> setup_ns{0};
+  std::atomic<std::uint64_t> setup_in_scopes_ticks{0};
+};
+
+inline device_registry& the_devices() {
+  static device_registry* d = new device_registry();
+  return *d;
+}
+
+constexpr std::uint32_t event_cache_size = 32;
+struct thread_event_cache {
+  int device = -1;
+  std::uint32_t count = 0;
+  cudaEvent_t events[event_cache_size] = {};
+};
+inline thread_local thread_event_cache t_event_cache;
+
+/// Times one stretch of set-up for the report header.
+class setup_timer {
+ public:
+  setup_timer() noexcept : start_(steady_now_ns()) {}
+  ~setup_timer() { the_devices().setup_ns.fetch_add(steady_now_ns() - start_, std::memory_order_relaxed); }
+  setup_timer(const setup_timer&) = delete;
+  setup_timer& operator=(const setup_timer&) = delete;
+
+ private:
+  std::int64_t start_;
+};
+
+inline void fail_device(device_context& ctx, const std::string& what, cudaError_t e) noexcept {
+  try {
+    std::lock_guard<std::mutex> lock(ctx.mu);
+    if (!ctx.failed.load(std::memory_order_relaxed)) {
+      ctx.failure = what + ": " + cuda_error_text(e);
+      ctx.failed.store(true, std::memory_order_release);
+      warn("device timing stopped on GPU " + std::to_string(ctx.ordinal) + ": " + ctx.failure);
+    }
+  } catch (...) {
+    ctx.failed.store(true, std::memory_order_release);
+  }
+}
+
+inline void device_thread_attach() noexcept;
+inline void device_thread_exit() noexcept;
+
+/// Is there a usable device at all? Once per process, before the first device-timed scope reads its begin
+/// time. No driver or no GPU: off, with the reason in every report.
+SCOPEPROF_NOINLINE inline void probe_devices() noexcept {
+  device_registry& d = the_devices();
+  try {
+    setup_timer timed;
+    std::lock_guard<std::mutex> lock(d.mu);
+    if (d.probed) return;
+    d.probed = true;
+    const cudaError_t pending = cudaPeekAtLastError();
+    int n = 0;
+    const cudaError_t e = cudaGetDeviceCount(&n);
+    rearm_exit_report();  // the runtime may have registered its own teardown just now
+    if (e != cudaSuccess || n <= 0) {
+      forget_our_error(pending);
+      d.off_reason = e != cudaSuccess ? "n/a (no usable CUDA device: " + cuda_error_text(e) + ")" : "n/a (no CUDA device)";
+      g_device_timing.store(device_timing_off, std::memory_order_release);
+      return;
+    }
+    load_driver_calls();
+    forget_our_error(pending);
+    d.count = n;
+    for (int i = 0; i < n; ++i) {
+      d.devices.push_back(std::make_unique<device_context>());
+      d.devices.back()->ordinal = i;
+    }
+    g_thread_attach_hook.store(&device_thread_attach, std::memory_order_release);
+    g_thread_exit_hook.store(&device_thread_exit, std::memory_order_release);
+    g_device_timing.store(device_timing_on, std::memory_order_release);
+  } catch (...) {
+    g_device_timing.store(device_timing_off, std::memory_order_release);
+  }
+}
+
+/// Record a new reference event on the private stream (the calling thread's current device must be the
+/// context's) and wait, briefly, to see it complete: the stream is empty and non-blocking, so it waits
+/// for none of the program's work.
+inline cudaError_t add_reference(device_context& ctx) noexcept {
+  cudaEvent_t ev = nullptr;
+  cudaError_t e = cudaEventCreate(&ev);
+  if (e == cudaSuccess) e = cudaEventRecord(ev, ctx.private_stream);
+  if (e == cudaSuccess) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while ((e = cudaEventQuery(ev)) == cudaErrorNotReady && std::chrono::steady_clock::now() < deadline) {
+    }
+  }
+  if (e != cudaSuccess) {
+    if (ev != nullptr) cudaEventDestroy(ev);
+    return e;
+  }
+  try {
+    const std::uint32_t generation = ctx.next_generation++;
+    ctx.references.push_back({generation, ev, steady_now_ns()});
+    ctx.current_generation.store(generation, std::memory_order_release);
+  } catch (...) {
+    cudaEventDestroy(ev);
+    return cudaErrorMemoryAllocation;
+  }
+  return cudaSuccess;
+}
+
+/// First use of a device: private stream and first reference event.
+SCOPEPROF_NOINLINE inline bool prepare_device(device_context& ctx) noexcept {
+  setup_timer timed;
+  std::lock_guard<std::mutex> lock(ctx.mu);
+  if (ctx.ready.load(std::memory_order_acquire) || ctx.failed.load(std::memory_order_relaxed))
+    return ctx.ready.load(std::memory_order_relaxed);
+  const cudaError_t pending = cudaPeekAtLastError();
+  cudaError_t e = cudaStreamCreateWithFlags(&ctx.private_stream, cudaStreamNonBlocking);
+  if (e == cudaSuccess) e = add_reference(ctx);
+  if (e != cudaSuccess) {
+    forget_our_error(pending);
+    try {
+      ctx.failure = "could not set up device timing: " + cuda_error_text(e);
+    } catch (...) {
+    }
+    ctx.failed.store(true, std::memory_order_release);
+    return false;
+  }
+  ctx.ready.store(true, std::memory_order_release);
+  return true;
+}
+
+/// The device's context, prepared on first use (`prepared_now` says so); nullptr if it cannot be used.
+inline device_context* context_for(int device, bool& prepared_now) noexcept {
+  device_registry& d = the_devices();
+  if (device < 0 || device >= d.count) return nullptr;
+  device_context* ctx = d.devices[static_cast<std::size_t>(device)].get();
+  if (SCOPEPROF_UNLIKELY(!ctx->ready.load(std::memory_order_acquire))) {
+    prepared_now = true;
+    if (!prepare_device(*ctx)) return nullptr;
+  }
+  return ctx->failed.load(std::memory_order_acquire) ? nullptr : ctx;
+}
+
+inline void destroy_event(device_context& ctx, cudaEvent_t ev) noexcept {
+  const cudaError_t pending = cudaPeekAtLastError();
+  if (cudaEventDestroy(ev) != cudaSuccess) forget_our_error(pending);
+  ctx.events_destroyed.fetch_add(1, std::memory_order_relaxed);
+}
+
+/// Return an event to its device's pool (to the overflow list if the pool is full; destroyed if even
+/// that fails).
+inline void pool_event(device_context& ctx, cudaEvent_t ev) noexcept {
+  if (ctx.free_events.put(ev)) return;
+  try {
+    std::lock_guard<std::mutex> lock(ctx.mu);
+    ctx.overflow_events.push_back(ev);
+    return;
+  } catch (...) {
+  }
+  destroy_event(ctx, ev);
+}
+
+/// Return a thread's cached events to their device pool.
+inline void flush_event_cache(thread_event_cache& cache) noexcept {
+  if (cache.count != 0 && cache.device >= 0) {
+    device_context* ctx = the_devices().devices[static_cast<std::size_t>(cache.device)].get();
+    for (std::uint32_t i = 0; i < cache.count; ++i) pool_event(*ctx, cache.events[i]);
+  }
+  cache.count = 0;
+}
+
+/// Make a chunk of events on the context's device (the calling thread may have another one current).
+inline void create_events(thread_event_cache& cache, device_context& ctx) noexcept {
+  setup_timer timed;
+  const cudaError_t pending = cudaPeekAtLastError();
+  int current = -1;
+  const bool switch_device = cudaGetDevice(&current) == cudaSuccess && current != ctx.ordinal;
+  if (switch_device && cudaSetDevice(ctx.ordinal) != cudaSuccess) {
+    forget_our_error(pending);
+    return;
+  }
+  while (cache.count < event_cache_size) {
+    cudaEvent_t ev = nullptr;
+    if (cudaEventCreate(&ev) != cudaSuccess) break;
+    cache.events[cache.count++] = ev;
+    ctx.events_created.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (switch_device) cudaSetDevice(current);
+  forget_our_error(pending);
+}
+
+/// Refill the thread's cache from the device pool (lock-free); only when the pool is empty, create a chunk
+/// of events (not a steady state: collect() gives resolved events back). `created` says if it had to.
+SCOPEPROF_NOINLINE inline bool refill_event_cache(thread_event_cache& cache, device_context& ctx, bool& created) noexcept {
+  if (cache.device != ctx.ordinal) {
+    flush_event_cache(cache);
+    cache.device = ctx.ordinal;
+  }
+  while (cache.count < event_cache_size && ctx.free_events.take(cache.events[cache.count])) ++cache.count;
+  if (cache.count > 0) return true;
+  // The pool is empty: more than its capacity is in flight, or the events are still to be created.
+  try {
+    std::lock_guard<std::mutex> lock(ctx.mu);
+    while (cache.count < event_cache_size && !ctx.overflow_events.empty()) {
+      cache.events[cache.count++] = ctx.overflow_events.back();
+      ctx.overflow_events.pop_back();
+    }
+  } catch (...) {
+  }
+  if (cache.count > 0) return true;
+  created = true;
+  create_events(cache, ctx);
+  return cache.count > 0;
+}
+
+inline cudaEvent_t take_event(device_context& ctx, bool& created) noexcept {
+  thread_event_cache& cache = t_event_cache;
+  if (SCOPEPROF_UNLIKELY(cache.device != ctx.ordinal || cache.count == 0) && !refill_event_cache(cache, ctx, created))
+    return nullptr;
+  return cache.events[--cache.count];
+}
+
+inline void give_back_event(cudaEvent_t ev, int device) noexcept {
+  thread_event_cache& cache = t_event_cache;
+  if (cache.device == device && cache.count < event_cache_size) cache.events[cache.count++] = ev;
+  else pool_event(*the_devices().devices[static_cast<std::size_t>(device)], ev);
+}
+
+/// A thread's first scope, before its begin time is read: if the thread already has a CUDA context, set up
+/// its device and fill its event cache now, so that no scope carries that one-time cost.
+inline void device_thread_attach() noexcept {
+  if (g_device_timing.load(std::memory_order_acquire) != device_timing_on || !g_driver.ok) return;
+  CUdevice device = -1;
+  if (!current_device(g_driver, device)) return;  // no context yet: its first CUDA call is still to come
+  bool prepared_now = false, created = false;
+  device_context* ctx = context_for(static_cast<int>(device), prepared_now);
+  if (ctx == nullptr) return;
+  thread_event_cache& cache = t_event_cache;
+  if (cache.device != ctx->ordinal || cache.count == 0) refill_event_cache(cache, *ctx, created);
+}
+
+/// A thread's exit: its cached events go back to the pool.
+inline void device_thread_exit() noexcept { flush_event_cache(t_event_cache); }
+
+/// Events of one device: pool events created and destroyed (created - destroyed exist now: in the pool,
+/// in threads' caches or in flight) and the reference events held (counted apart).
+struct device_event_census {
+  std::uint64_t created = 0;
+  std::uint64_t destroyed = 0;
+  std::size_t references = 0;
+};
+
+/// For tests and the report header. Call with no collect() running.
+inline device_event_census event_census(int device) noexcept {
+  device_registry& d = the_devices();
+  device_event_census c;
+  if (device < 0 || device >= d.count) return c;
+  device_context& ctx = *d.devices[static_cast<std::size_t>(device)];
+  c.created = ctx.events_created.load(std::memory_order_relaxed);
+  c.destroyed = ctx.events_destroyed.load(std::memory_order_relaxed);
+  c.references = ctx.references.size();
+  return c;
+}
+
+#endif  // SCOPEPROF_WITH_CUDA
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/backends/cuda_device.hpp ----
 // ---- begin scopeprof/backends/torch.hpp ----
 // scopeprof: LibTorch backend (SCOPEPROF_WITH_TORCH=1).
 //
@@ -2301,15 +3203,12 @@ inline site_info* lookup_dynamic_site(call_site& cs, std::string_view name) noex
 
 // torch's current CUDA stream: needs LibTorch built with CUDA (libc10_cuda), which the header alone does not
 // prove (Debian's CPU-only libtorch-dev ships c10/cuda/ headers without the library); the CMake target says.
-#ifndef SCOPEPROF_TORCH_CUDA
-#define SCOPEPROF_TORCH_CUDA 0
-#endif
-#if SCOPEPROF_TORCH_CUDA && SCOPEPROF_WITH_CUDA
+#if SCOPEPROF_TORCH_CUDA
 #include <c10/cuda/CUDAStream.h>
 #endif
 #endif
 
-namespace scopeprof {
+SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
 #if SCOPEPROF_ENABLED && SCOPEPROF_WITH_TORCH
@@ -2374,542 +3273,110 @@ inline const char* torch_evidence_text() noexcept { return "not built (SCOPEPROF
 #endif
 
 }  // namespace detail
-}  // namespace scopeprof
+SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/backends/torch.hpp ----
 
 #include <atomic>
-#include <chrono>
-#include <cstddef>
 #include <cstdint>
-#include <map>
-#include <memory>
-#include <mutex>
-#include <thread>
-#include <string>
-#include <utility>
-#include <vector>
 
-#if SCOPEPROF_WITH_CUDA
-#include <cuda.h>  // driver API types only: the entry points are fetched through the runtime, nothing links libcuda
-#include <cuda_runtime_api.h>
-#endif
-
-namespace scopeprof {
+SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
-enum : std::uint8_t { device_timing_uninitialised = 0, device_timing_on = 1, device_timing_off = 2 };
-/// Read at every scope entry in CUDA builds (relaxed).
-inline std::atomic<std::uint8_t> g_device_timing{device_timing_uninitialised};
-
 #if SCOPEPROF_WITH_CUDA
-
-/// A device's pool of free events: a bounded queue that any thread can take from and give back to with
-/// one compare-and-swap per event and no lock (each cell carries a sequence number that says whether
-/// it is ready to be written or read in the current lap), so a scope refilling its thread's cache never
-/// waits for collect(). Fixed capacity; what does not fit waits in the device's overflow list.
-class event_pool {
- public:
-  static constexpr std::size_t capacity = 65536;  // 1 MiB per device used: 32768 timed scopes between collects
-  event_pool() : cells_(new cell[capacity]) {
-    for (std::size_t i = 0; i < capacity; ++i) cells_[i].seq.store(i, std::memory_order_relaxed);
-  }
-  bool put(cudaEvent_t ev) noexcept {
-    std::size_t pos = tail_.load(std::memory_order_relaxed);
-    for (;;) {
-      cell& c = cells_[pos & (capacity - 1)];
-      const std::size_t seq = c.seq.load(std::memory_order_acquire);
-      const auto lap = static_cast<std::ptrdiff_t>(seq - pos);
-      if (lap == 0) {
-        if (tail_.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
-          c.ev = ev;
-          c.seq.store(pos + 1, std::memory_order_release);
-          return true;
-        }
-      } else if (lap < 0) {
-        return false;  // full
-      } else {
-        pos = tail_.load(std::memory_order_relaxed);
-      }
-    }
-  }
-  bool take(cudaEvent_t& ev) noexcept {
-    std::size_t pos = head_.load(std::memory_order_relaxed);
-    for (;;) {
-      cell& c = cells_[pos & (capacity - 1)];
-      const std::size_t seq = c.seq.load(std::memory_order_acquire);
-      const auto lap = static_cast<std::ptrdiff_t>(seq - (pos + 1));
-      if (lap == 0) {
-        if (head_.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
-          ev = c.ev;
-          c.seq.store(pos + capacity, std::memory_order_release);
-          return true;
-        }
-      } else if (lap < 0) {
-        return false;  // empty
-      } else {
-        pos = head_.load(std::memory_order_relaxed);
-      }
-    }
-  }
-
- private:
-  struct cell {
-    std::atomic<std::size_t> seq{0};
-    cudaEvent_t ev = nullptr;
-  };
-  std::unique_ptr<cell[]> cells_;
-  alignas(64) std::atomic<std::size_t> head_{0};
-  alignas(64) std::atomic<std::size_t> tail_{0};
-};
-
-/// Per CUDA device: reference event, private stream, event pool, failure state.
-struct device_context {
-  std::mutex mu;
-  int ordinal = 0;
-  std::atomic<bool> ready{false};
-  bool failed = false;  // a CUDA error made this device's events unusable
-  std::string failure;
-  cudaStream_t private_stream = nullptr;
-  // Reference events, each recorded on the otherwise empty private stream with the host time at which it
-  // was seen complete. collect() adds one, and new scopes place their begin event against the newest, so
-  // offsets stay short (cudaEventElapsedTime is a float in ms: precision falls as offsets grow).
-  std::vector<std::pair<cudaEvent_t, std::int64_t>> references;
-  std::atomic<std::uint32_t> current_reference{0};
-  event_pool free_events;
-  std::vector<cudaEvent_t> overflow_events;  // under mu: returned events that found the pool full
-  std::atomic<std::uint64_t> events_created{0};
-  std::uint64_t scopes_timed = 0;  // resolved spans, for the report header
-};
-
-struct device_registry {
-  std::mutex mu;
-  bool probed = false;
-  int count = 0;
-  std::string off_reason;  // why device timing is off, when it is
-  std::vector<std::unique_ptr<device_context>> devices;
-  std::atomic<std::uint64_t> skipped{0};  // scopes that wanted device time but did not get it
-  std::uint64_t pending = 0;              // unresolved at the last collect (still running on the GPU)
-  std::uint64_t wait_ms = 5000;           // longest collect() waits for a stream's newest event
-};
-
-inline device_registry& the_devices() {
-  static device_registry* d = new device_registry();
-  return *d;
-}
-
-constexpr std::uint32_t event_cache_size = 32;
-struct thread_event_cache {
-  int device = -1;
-  std::uint32_t count = 0;
-  cudaEvent_t events[event_cache_size] = {};
-};
-inline thread_local thread_event_cache t_event_cache;
-
-/// Keep the program's view of cudaGetLastError as it would be without us: clear an error we caused,
-/// unless the program already had one pending.
-inline void forget_our_error(cudaError_t pending_before) noexcept {
-  if (pending_before == cudaSuccess) (void)cudaGetLastError();
-}
-
-/// The driver calls a device-timed scope makes, fetched once through the runtime
-/// (cudaGetDriverEntryPointByVersion, so nothing links libcuda). Driver calls return their error and leave
-/// the runtime's per-thread last error alone: the hot path needs no cudaPeekAtLastError to keep the
-/// program's error state as it was. Without them (an old driver), scopes use the runtime calls.
-struct driver_calls {
-  using ctx_get_current_fn = CUresult (*)(CUcontext*);
-  using ctx_get_device_fn = CUresult (*)(CUdevice*);
-  using stream_is_capturing_fn = CUresult (*)(CUstream, CUstreamCaptureStatus*);
-  using event_record_fn = CUresult (*)(CUevent, CUstream);
-  using event_record_with_flags_fn = CUresult (*)(CUevent, CUstream, unsigned int);
-  ctx_get_current_fn ctx_get_current = nullptr;
-  ctx_get_device_fn ctx_get_device = nullptr;
-  stream_is_capturing_fn stream_is_capturing = nullptr;
-  event_record_fn event_record = nullptr;
-  event_record_with_flags_fn event_record_with_flags = nullptr;
-  bool ok = false;
-};
-inline driver_calls g_driver;  // written once by probe_devices(), before device timing is switched on
-
-template <class Fn>
-inline bool driver_entry(const char* symbol, Fn& fn) noexcept {
-  void* p = nullptr;
-  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-  // 12000: the ABI of these four calls has been stable since CUDA 12.0; default-stream flags: handle 0 is
-  // the legacy stream, and the per-thread stream is passed explicitly as cudaStreamPerThread.
-#if CUDART_VERSION >= 12050
-  if (cudaGetDriverEntryPointByVersion(symbol, &p, 12000, cudaEnableDefault, &found) != cudaSuccess ||
-      found != cudaDriverEntryPointSuccess || p == nullptr)
-    return false;
-#elif CUDART_VERSION >= 12000
-  if (cudaGetDriverEntryPoint(symbol, &p, cudaEnableDefault, &found) != cudaSuccess ||
-      found != cudaDriverEntryPointSuccess || p == nullptr)
-    return false;
-#else
-  (void)symbol;
-  (void)fn;
-  (void)p;
-  (void)found;
-  return false;
-#endif
-  fn = reinterpret_cast<Fn>(p);
-  return true;
-}
-
-inline void load_driver_calls() noexcept {
-  driver_calls c;
-  c.ok = driver_entry("cuCtxGetCurrent", c.ctx_get_current) && driver_entry("cuCtxGetDevice", c.ctx_get_device) &&
-         driver_entry("cuStreamIsCapturing", c.stream_is_capturing) &&
-         driver_entry("cuEventRecord", c.event_record) && driver_entry("cuEventRecordWithFlags", c.event_record_with_flags);
-  if (c.ok) g_driver = c;
-}
-
-inline std::string cuda_error_text(cudaError_t e) {
-  return std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ")";
-}
-
-inline void fail_device(device_context& ctx, const std::string& what, cudaError_t e) noexcept {
-  try {
-    std::lock_guard<std::mutex> lock(ctx.mu);
-    if (!ctx.failed) {
-      ctx.failed = true;
-      ctx.failure = what + ": " + cuda_error_text(e);
-      warn("device timing stopped on GPU " + std::to_string(ctx.ordinal) + ": " + ctx.failure);
-    }
-  } catch (...) {
-  }
-}
-
-/// First device-timed scope of the process: is there a device at all? (No driver, no GPU: off, said once.)
-SCOPEPROF_NOINLINE inline void probe_devices() noexcept {
-  device_registry& d = the_devices();
-  try {
-    std::lock_guard<std::mutex> lock(d.mu);
-    if (d.probed) return;
-    d.probed = true;
-    const cudaError_t pending = cudaPeekAtLastError();
-    int n = 0;
-    const cudaError_t e = cudaGetDeviceCount(&n);
-    if (e != cudaSuccess || n <= 0) {
-      forget_our_error(pending);
-      d.off_reason = e != cudaSuccess ? "n/a (no usable CUDA device: " + cuda_error_text(e) + ")" : "n/a (no CUDA device)";
-      g_device_timing.store(device_timing_off, std::memory_order_release);
-      return;
-    }
-    load_driver_calls();
-    forget_our_error(pending);
-    d.count = n;
-    for (int i = 0; i < n; ++i) {
-      d.devices.push_back(std::make_unique<device_context>());
-      d.devices.back()->ordinal = i;
-    }
-    g_device_timing.store(device_timing_on, std::memory_order_release);
-  } catch (...) {
-    g_device_timing.store(device_timing_off, std::memory_order_release);
-  }
-}
-
-/// First use of a device: private stream, reference event and its host time. The reference event is
-/// recorded on an empty non-blocking stream, so it completes at once and waits for none of the program's
-/// work; its host time is taken when completion is seen, an upper bound, so a mapped device interval
-/// is never placed before the host scope that launched it.
-/// Record a reference event on the private stream and wait (briefly: the stream is empty) to see it done.
-inline cudaError_t add_reference(device_context& ctx) noexcept {
-  cudaEvent_t ev = nullptr;
-  cudaError_t e = cudaEventCreate(&ev);
-  if (e == cudaSuccess) e = cudaEventRecord(ev, ctx.private_stream);
-  if (e == cudaSuccess) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while ((e = cudaEventQuery(ev)) == cudaErrorNotReady && std::chrono::steady_clock::now() < deadline) {
-    }
-  }
-  if (e != cudaSuccess) {
-    if (ev != nullptr) cudaEventDestroy(ev);
-    return e;
-  }
-  try {
-    ctx.references.emplace_back(ev, steady_now_ns());
-  } catch (...) {
-    cudaEventDestroy(ev);
-    return cudaErrorMemoryAllocation;
-  }
-  ctx.current_reference.store(static_cast<std::uint32_t>(ctx.references.size() - 1), std::memory_order_release);
-  return cudaSuccess;
-}
-
-/// First use of a device: private stream and first reference event. The reference completes at once
-/// and waits for none of the program's work (non-blocking, empty stream); its host time is taken when
-/// completion is seen, an upper bound, so a mapped device interval never starts before the host scope
-/// that launched it.
-SCOPEPROF_NOINLINE inline bool prepare_device(device_context& ctx) noexcept {
-  std::lock_guard<std::mutex> lock(ctx.mu);
-  if (ctx.ready.load(std::memory_order_acquire) || ctx.failed) return ctx.ready.load(std::memory_order_relaxed);
-  const cudaError_t pending = cudaPeekAtLastError();
-  cudaError_t e = cudaStreamCreateWithFlags(&ctx.private_stream, cudaStreamNonBlocking);
-  if (e == cudaSuccess) e = add_reference(ctx);
-  if (e != cudaSuccess) {
-    forget_our_error(pending);
-    ctx.failed = true;
-    try {
-      ctx.failure = "could not set up device timing: " + cuda_error_text(e);
-    } catch (...) {
-    }
-    return false;
-  }
-  ctx.ready.store(true, std::memory_order_release);
-  return true;
-}
-
-inline device_context* context_for(int device) noexcept {
-  device_registry& d = the_devices();
-  if (device < 0 || device >= d.count) return nullptr;
-  device_context* ctx = d.devices[static_cast<std::size_t>(device)].get();
-  if (SCOPEPROF_UNLIKELY(!ctx->ready.load(std::memory_order_acquire)) && !prepare_device(*ctx)) return nullptr;
-  return ctx->failed ? nullptr : ctx;
-}
-
-/// Return an event to its device's pool (to the overflow list if the pool is full; destroyed if even
-/// that fails).
-inline void pool_event(device_context& ctx, cudaEvent_t ev) noexcept {
-  if (ctx.free_events.put(ev)) return;
-  try {
-    std::lock_guard<std::mutex> lock(ctx.mu);
-    ctx.overflow_events.push_back(ev);
-    return;
-  } catch (...) {
-  }
-  const cudaError_t pending = cudaPeekAtLastError();
-  if (cudaEventDestroy(ev) != cudaSuccess) forget_our_error(pending);
-}
-
-/// Return the calling thread's cached events to their device pool.
-inline void flush_event_cache(thread_event_cache& cache) noexcept {
-  if (cache.count == 0 || cache.device < 0) return;
-  device_context* ctx = the_devices().devices[static_cast<std::size_t>(cache.device)].get();
-  for (std::uint32_t i = 0; i < cache.count; ++i) pool_event(*ctx, cache.events[i]);
-  cache.count = 0;
-}
-
-/// Refill the thread's event cache from the device pool (lock-free); only when the pool is empty, create
-/// a chunk of events (not a steady state: collect() gives resolved events back).
-SCOPEPROF_NOINLINE inline bool refill_event_cache(thread_event_cache& cache, device_context& ctx) noexcept {
-  if (cache.device != ctx.ordinal) {
-    flush_event_cache(cache);
-    cache.device = ctx.ordinal;
-  }
-  while (cache.count < event_cache_size && ctx.free_events.take(cache.events[cache.count])) ++cache.count;
-  if (cache.count > 0) return true;
-  // The pool is empty: more than its capacity is in flight, or the events are still being created.
-  try {
-    std::lock_guard<std::mutex> lock(ctx.mu);
-    while (cache.count < event_cache_size && !ctx.overflow_events.empty()) {
-      cache.events[cache.count++] = ctx.overflow_events.back();
-      ctx.overflow_events.pop_back();
-    }
-  } catch (...) {
-  }
-  if (cache.count > 0) return true;
-  const cudaError_t pending = cudaPeekAtLastError();
-  for (std::uint32_t i = 0; i < event_cache_size; ++i) {
-    cudaEvent_t ev = nullptr;
-    if (cudaEventCreate(&ev) != cudaSuccess) {
-      forget_our_error(pending);
-      break;
-    }
-    cache.events[cache.count++] = ev;
-    ctx.events_created.fetch_add(1, std::memory_order_relaxed);
-  }
-  return cache.count > 0;
-}
-
-inline cudaEvent_t take_event(device_context& ctx) noexcept {
-  thread_event_cache& cache = t_event_cache;
-  if (SCOPEPROF_UNLIKELY(cache.device != ctx.ordinal || cache.count == 0) && !refill_event_cache(cache, ctx))
-    return nullptr;
-  return cache.events[--cache.count];
-}
-
-inline void give_back_event(cudaEvent_t ev, int device) noexcept {
-  thread_event_cache& cache = t_event_cache;
-  if (cache.device == device && cache.count < event_cache_size) cache.events[cache.count++] = ev;
-  else pool_event(*the_devices().devices[static_cast<std::size_t>(device)], ev);
-}
 
 /// What a timed scope holds between its two boundaries.
 struct device_scope {
   cudaEvent_t begin = nullptr;  // null: this instance is not device-timed
+  cudaEvent_t end = nullptr;    // taken with the begin event, recorded at the end
   cudaStream_t stream = nullptr;
-  unsigned long long capture_id = 0;
+  unsigned long long capture_id = 0;  // non-zero: recorded into a graph being captured
   int device = -1;
-  std::uint32_t reference = 0;
+  std::uint32_t generation = 0;  // the reference event current when the scope began
 };
 
-inline cudaError_t record_event(cudaEvent_t ev, cudaStream_t stream, bool captured) noexcept {
-  return captured ? cudaEventRecordWithFlags(ev, stream, cudaEventRecordExternal) : cudaEventRecord(ev, stream);
-}
-
 /// The stream a scope without one is timed on: torch's current stream on `device` in builds with
-/// LibTorch's CUDA part, else the legacy default stream, or the calling thread's per-thread default
-/// stream when the program is built with --default-stream per-thread.
-SCOPEPROF_ALWAYS_INLINE cudaStream_t default_stream_policy(cudaStream_t stream, int device) noexcept {
+/// LibTorch's CUDA part, else the default stream of the scope's own translation unit (legacy, or
+/// per-thread when that TU is built with --default-stream per-thread).
+SCOPEPROF_ALWAYS_INLINE cudaStream_t default_stream_policy(cudaStream_t stream, int device, bool per_thread) noexcept {
   if (stream != nullptr) return stream;
-#if SCOPEPROF_WITH_TORCH && SCOPEPROF_TORCH_CUDA
+#if SCOPEPROF_TORCH_CUDA
   if (cudaStream_t t = torch_current_stream(device)) return t;
 #else
   (void)device;
 #endif
-#if defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
-  return cudaStreamPerThread;
-#else
-  return nullptr;
-#endif
-}
-
-/// Errors that mean "this stream or event is not usable here" (a stream of another device or context,
-/// a destroyed stream), as opposed to a device that stopped working.
-inline bool local_error(int code) noexcept {
-  return code == cudaErrorInvalidResourceHandle || code == cudaErrorInvalidValue;
-}
-
-/// Capture id of a stream being captured (runtime call, only on captured streams). 0 on failure.
-SCOPEPROF_NOINLINE inline unsigned long long capture_id_of(cudaStream_t stream) noexcept {
-  const cudaError_t pending = cudaPeekAtLastError();
-  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  unsigned long long id = 0;
-  if (cudaStreamGetCaptureInfo(stream, &status, &id) != cudaSuccess) {
-    forget_our_error(pending);
-    return 0;
-  }
-  return status == cudaStreamCaptureStatusActive ? id : 0;
+  return per_thread ? cudaStreamPerThread : nullptr;
 }
 
 inline void note_skipped() noexcept { the_devices().skipped.fetch_add(1, std::memory_order_relaxed); }
 
-/// Scope entry through the runtime API: a thread with no current CUDA context yet, or a driver without
-/// the entry points. Keeps the program's pending error as it was.
-SCOPEPROF_NOINLINE inline void device_begin_runtime(device_scope& s, cudaStream_t stream) noexcept {
-  const cudaError_t pending = cudaPeekAtLastError();
-  int device = -1;
-  if (cudaGetDevice(&device) != cudaSuccess) {
-    forget_our_error(pending);
-    return note_skipped();
-  }
-  device_context* ctx = context_for(device);
-  if (ctx == nullptr) return note_skipped();
-  stream = default_stream_policy(stream, device);
-  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  unsigned long long capture_id = 0;
-  cudaError_t e = cudaStreamGetCaptureInfo(stream, &status, &capture_id);
-  if (e != cudaSuccess || status == cudaStreamCaptureStatusInvalidated) {
-    if (e != cudaSuccess) forget_our_error(pending);
-    return note_skipped();
-  }
-  const bool captured = status == cudaStreamCaptureStatusActive;
-  cudaEvent_t ev = take_event(*ctx);
-  if (ev == nullptr) return note_skipped();
-  e = record_event(ev, stream, captured);
-  if (e != cudaSuccess) {
-    forget_our_error(pending);
-    give_back_event(ev, device);
-    if (!local_error(e)) fail_device(*ctx, "cudaEventRecord", e);
-    return note_skipped();
-  }
-  s.begin = ev;
-  s.stream = stream;
-  s.device = device;
-  s.reference = ctx->current_reference.load(std::memory_order_acquire);
-  s.capture_id = captured ? capture_id : 0;
+/// One-time set-up just ran inside the scope being entered: its begin time is read again, after the
+/// set-up, and time the scopes around it carry is counted for the report header.
+SCOPEPROF_NOINLINE inline std::uint64_t begin_after_setup(std::uint64_t begin_ticks) noexcept {
+  const std::uint64_t now = read_ticks();
+  const thread_buffer* b = t_buffer;
+  if (b != nullptr && b->depth.load(std::memory_order_relaxed) > 1)
+    the_devices().setup_in_scopes_ticks.fetch_add(now - begin_ticks, std::memory_order_relaxed);
+  return now;
 }
 
-/// The calling thread's current context and its device, cached per thread: one driver call (a
-/// thread-local read) in steady state. False when the thread has no current context yet (its first CUDA
-/// call is still to come): asking the driver for its device would then be an error, which tools such as
-/// compute-sanitizer report, so the caller takes the runtime path instead.
-struct thread_context_cache {
-  CUcontext context = nullptr;
-  CUdevice device = -1;
-};
-inline thread_local thread_context_cache t_context_cache;
-
-SCOPEPROF_ALWAYS_INLINE bool current_device(const driver_calls& drv, CUdevice& device) noexcept {
-  CUcontext context = nullptr;
-  if (drv.ctx_get_current(&context) != CUDA_SUCCESS || context == nullptr) return false;
-  thread_context_cache& cache = t_context_cache;
-  if (SCOPEPROF_UNLIKELY(context != cache.context)) {
-    if (drv.ctx_get_device(&cache.device) != CUDA_SUCCESS) {
-      cache.context = nullptr;
-      return false;
-    }
-    cache.context = context;
+/// Scope entry, after the host begin time: decide (sampling), take both events, record the begin event.
+/// Never waits. Steady state: three driver calls (current context, capture status, event record).
+SCOPEPROF_NOINLINE inline void device_begin(device_scope& s, site_info& site, cudaStream_t stream,
+                                            std::uint64_t& begin_ticks) noexcept {
+  bool setup = false;
+  if (SCOPEPROF_UNLIKELY(g_device_timing.load(std::memory_order_acquire) == device_timing_uninitialised)) {
+    probe_devices();
+    setup = true;
   }
-  device = cache.device;
-  return true;
-}
-
-/// Scope entry: decide (sampling) and record the begin event. Never waits. Steady state: three driver
-/// calls (current context, capture status, event record), no runtime error-state traffic.
-SCOPEPROF_NOINLINE inline void device_begin(device_scope& s, site_info& site, cudaStream_t stream) noexcept {
-  if (SCOPEPROF_UNLIKELY(g_device_timing.load(std::memory_order_acquire) == device_timing_uninitialised)) probe_devices();
   if (g_device_timing.load(std::memory_order_relaxed) != device_timing_on) return;
   const std::uint32_t every = site.device_every.load(std::memory_order_relaxed);
   if (every == 0) return;
   if (every > 1 && site.device_entries.fetch_add(1, std::memory_order_relaxed) % every != 0) return;
-  const driver_calls& drv = g_driver;
-  if (SCOPEPROF_UNLIKELY(!drv.ok)) return device_begin_runtime(s, stream);
-  CUdevice device = -1;
-  if (!current_device(drv, device)) return device_begin_runtime(s, stream);
-  device_context* ctx = context_for(static_cast<int>(device));
+  boundary_calls calls;
+  int device = -1;
+  if (!calls.device(device)) return note_skipped();
+  device_context* ctx = context_for(device, setup);
   if (ctx == nullptr) return note_skipped();
-  stream = default_stream_policy(stream, static_cast<int>(device));
-  // Also guards the legacy stream: querying it while another stream captures in global mode returns an
-  // error (and records nothing), where recording on it would invalidate that capture.
-  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-  CUresult r = drv.stream_is_capturing(stream, &status);
-  if (r != CUDA_SUCCESS || status == CU_STREAM_CAPTURE_STATUS_INVALIDATED) return note_skipped();
+  stream = default_stream_policy(stream, device, site.per_thread_stream);
   unsigned long long capture_id = 0;
-  if (status == CU_STREAM_CAPTURE_STATUS_ACTIVE && (capture_id = capture_id_of(stream)) == 0) return note_skipped();
-  cudaEvent_t ev = take_event(*ctx);
-  if (ev == nullptr) return note_skipped();
-  r = capture_id != 0 ? drv.event_record_with_flags(ev, stream, CU_EVENT_RECORD_EXTERNAL) : drv.event_record(ev, stream);
-  if (r != CUDA_SUCCESS) {
-    give_back_event(ev, static_cast<int>(device));
-    // CUresult and cudaError_t share their codes for these errors.
-    if (!local_error(static_cast<int>(r))) fail_device(*ctx, "cuEventRecord", static_cast<cudaError_t>(r));
+  if (!calls.capture_state(stream, capture_id)) return note_skipped();
+  cudaEvent_t begin = take_event(*ctx, setup);
+  cudaEvent_t end = begin != nullptr ? take_event(*ctx, setup) : nullptr;
+  if (end == nullptr) {
+    if (begin != nullptr) give_back_event(begin, device);
     return note_skipped();
   }
-  s.begin = ev;
+  if (SCOPEPROF_UNLIKELY(setup)) begin_ticks = begin_after_setup(begin_ticks);
+  const int code = calls.record(begin, stream, capture_id != 0);
+  if (code != 0) {
+    give_back_event(begin, device);
+    give_back_event(end, device);
+    // CUresult and cudaError_t share their codes for these errors.
+    if (!local_error(code)) fail_device(*ctx, "cuEventRecord", static_cast<cudaError_t>(code));
+    return note_skipped();
+  }
+  s.begin = begin;
+  s.end = end;
   s.stream = stream;
-  s.device = static_cast<int>(device);
-  s.reference = ctx->current_reference.load(std::memory_order_acquire);
   s.capture_id = capture_id;
+  s.device = device;
+  s.generation = ctx->current_generation.load(std::memory_order_acquire);
 }
 
 /// Scope exit, before the host end time is read: record the end event. Returns it (null on failure).
 SCOPEPROF_NOINLINE inline cudaEvent_t device_end(device_scope& s) noexcept {
-  device_context* ctx = the_devices().devices[static_cast<std::size_t>(s.device)].get();
-  cudaEvent_t ev = ctx->failed ? nullptr : take_event(*ctx);
-  if (ev != nullptr) {
-    const bool captured = s.capture_id != 0;
-    const driver_calls& drv = g_driver;
-    int code;
-    if (SCOPEPROF_LIKELY(drv.ok)) {
-      code = static_cast<int>(captured ? drv.event_record_with_flags(ev, s.stream, CU_EVENT_RECORD_EXTERNAL)
-                                       : drv.event_record(ev, s.stream));
-    } else {
-      const cudaError_t pending = cudaPeekAtLastError();
-      code = record_event(ev, s.stream, captured);
-      if (code != cudaSuccess) forget_our_error(pending);
-    }
-    if (code != 0) {
-      give_back_event(ev, s.device);
-      ev = nullptr;
-      if (!local_error(code)) fail_device(*ctx, "cudaEventRecord", static_cast<cudaError_t>(code));
-    }
+  device_context& ctx = *the_devices().devices[static_cast<std::size_t>(s.device)];
+  int code = -1;
+  if (!ctx.failed.load(std::memory_order_relaxed)) {
+    boundary_calls calls = boundary_calls::for_end();
+    code = calls.record(s.end, s.stream, s.capture_id != 0);
+    if (code != 0 && !local_error(code)) fail_device(ctx, "cuEventRecord", static_cast<cudaError_t>(code));
   }
-  if (ev == nullptr) {
-    if (s.capture_id == 0) give_back_event(s.begin, s.device);  // (a captured one may still be recorded by replays)
-    note_skipped();
-  }
-  return ev;
+  if (code == 0) return s.end;
+  give_back_event(s.end, s.device);
+  if (s.capture_id == 0) give_back_event(s.begin, s.device);  // (a captured one may still be recorded by replays)
+  note_skipped();
+  return nullptr;
 }
 
 /// After the host record is stored: keep the event pair for collect().
@@ -2930,126 +3397,12 @@ SCOPEPROF_NOINLINE inline void device_store(thread_buffer& b, const device_scope
   slot->stream = s.stream;
   slot->capture_id = s.capture_id;
   slot->device = s.device;
-  slot->reference = s.reference;
+  slot->reference = s.generation;
   slot->state = dev_pending;
   device_commit(b);
 }
 
-/// collect(): resolve every pending record it is given. Waits at most wait_ms per (device, stream) for
-/// the newest event; never touches an event whose capture is still open; recycles resolved events.
-inline void resolve_device_records(std::vector<device_record*>& records) noexcept {
-  device_registry& d = the_devices();
-  if (records.empty() || d.count == 0) return;
-  const cudaError_t pending = cudaPeekAtLastError();
-  int saved_device = 0;
-  const bool have_saved_device = cudaGetDevice(&saved_device) == cudaSuccess;
-  // Relaxed capture mode for this thread: our queries must not disturb a capture running elsewhere.
-  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-  const bool mode_swapped = cudaThreadExchangeStreamCaptureMode(&mode) == cudaSuccess;
-  try {
-    // Newest non-captured record per (device, stream): once it is done, the stream's earlier ones are too.
-    std::map<std::pair<int, void*>, device_record*> newest;
-    for (device_record* r : records)
-      if (r->capture_id == 0 && r->end_event != nullptr && r->state == dev_pending) newest[{r->device, r->stream}] = r;
-    for (auto& [key, r] : newest) {
-      device_context* ctx = d.devices[static_cast<std::size_t>(key.first)].get();
-      if (!ctx->ready.load(std::memory_order_acquire) || ctx->failed) continue;
-      const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(d.wait_ms);
-      cudaError_t e;
-      while ((e = cudaEventQuery(static_cast<cudaEvent_t>(r->end_event))) == cudaErrorNotReady &&
-             std::chrono::steady_clock::now() < deadline)
-        std::this_thread::sleep_for(std::chrono::microseconds(50));
-      if (e != cudaSuccess && e != cudaErrorNotReady) fail_device(*ctx, "cudaEventQuery", e);
-    }
-    d.pending = 0;
-    for (device_record* r : records) {
-      if (r->state != dev_pending && r->state != dev_captured) continue;
-      device_context* ctx = d.devices[static_cast<std::size_t>(r->device)].get();
-      if (ctx->failed || !ctx->ready.load(std::memory_order_acquire) || r->reference >= ctx->references.size()) {
-        r->state = dev_invalid;
-        continue;
-      }
-      if (r->capture_id != 0) {
-        cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-        unsigned long long id = 0;
-        const cudaError_t ce = cudaStreamGetCaptureInfo(static_cast<cudaStream_t>(r->stream), &status, &id);
-        if (ce == cudaSuccess && status != cudaStreamCaptureStatusNone && id == r->capture_id) {
-          r->state = dev_captured;  // still being captured: not even a query
-          continue;
-        }
-      }
-      float span_ms = 0, offset_ms = 0;
-      cudaError_t e = cudaEventElapsedTime(&span_ms, static_cast<cudaEvent_t>(r->begin_event),
-                                           static_cast<cudaEvent_t>(r->end_event));
-      if (e == cudaSuccess)
-        e = cudaEventElapsedTime(&offset_ms, ctx->references[r->reference].first,
-                                 static_cast<cudaEvent_t>(r->begin_event));
-      if (e == cudaErrorNotReady) {
-        // Not run yet: a captured graph not replayed, or work still queued behind something slow.
-        if (r->capture_id != 0) r->state = dev_captured;
-        else ++d.pending;
-        continue;
-      }
-      if (e != cudaSuccess) {
-        if (e != cudaErrorInvalidResourceHandle) fail_device(*ctx, "cudaEventElapsedTime", e);
-        r->state = dev_invalid;
-        continue;
-      }
-      r->begin_ns = ctx->references[r->reference].second + static_cast<std::int64_t>(static_cast<double>(offset_ms) * 1e6);
-      r->end_ns = r->begin_ns + static_cast<std::int64_t>(static_cast<double>(span_ms) * 1e6 + 0.5);
-      ++ctx->scopes_timed;
-      if (r->capture_id == 0) {
-        // Captured events stay with the graph: every replay records them again.
-        give_back_event(static_cast<cudaEvent_t>(r->begin_event), r->device);
-        give_back_event(static_cast<cudaEvent_t>(r->end_event), r->device);
-        r->begin_event = r->end_event = nullptr;
-        r->state = dev_resolved;
-      } else {
-        r->state = dev_resolved;  // the latest replay's span; a later collect may see a later replay
-      }
-    }
-    flush_event_cache(t_event_cache);
-    // A fresh reference for the scopes that start from now on.
-    for (auto& ctx : d.devices)
-      if (ctx->ready.load(std::memory_order_acquire) && !ctx->failed && cudaSetDevice(ctx->ordinal) == cudaSuccess)
-        (void)add_reference(*ctx);
-  } catch (...) {
-  }
-  if (mode_swapped) cudaThreadExchangeStreamCaptureMode(&mode);
-  if (have_saved_device) cudaSetDevice(saved_device);
-  forget_our_error(pending);
-}
-
-/// The report header's line about device time.
-inline std::string device_evidence(bool& valid) {
-  device_registry& d = the_devices();
-  std::lock_guard<std::mutex> lock(d.mu);
-  valid = false;
-  const std::uint8_t state = g_device_timing.load(std::memory_order_acquire);
-  if (!d.off_reason.empty()) return d.off_reason;
-  if (state == device_timing_off) return "n/a (device timing switched off: SCOPEPROF_DEVICE=0 or set_device_timing(false))";
-  if (!d.probed) return "n/a (no scope has asked for device time yet)";
-  std::string s = "CUDA events (span between a scope's boundaries on its stream)";
-  std::string failures;
-  std::uint64_t timed = 0;
-  for (const auto& ctx : d.devices) {
-    std::lock_guard<std::mutex> clock(ctx->mu);
-    timed += ctx->scopes_timed;
-    if (ctx->failed) failures += "; GPU " + std::to_string(ctx->ordinal) + " INVALID after " + ctx->failure;
-  }
-  valid = failures.empty();
-  s += ", " + std::to_string(timed) + " spans resolved";
-  if (d.pending) s += ", " + std::to_string(d.pending) + " still running (n/a, next collect)";
-  const std::uint64_t skipped = d.skipped.load(std::memory_order_relaxed) + the_registry().device_records_skipped.load();
-  if (skipped) s += ", " + std::to_string(skipped) + " scopes not timed (event pool or record cap)";
-  return s + failures;
-}
-
-#else  // !SCOPEPROF_WITH_CUDA
-
-inline void resolve_device_records(std::vector<device_record*>&) noexcept {}
-
-#endif
+#endif  // SCOPEPROF_WITH_CUDA
 
 }  // namespace detail
 
@@ -3070,8 +3423,227 @@ inline void set_device_timing(bool on) noexcept {
 #endif
 }
 
-}  // namespace scopeprof
+SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/backends/cuda_events.hpp ----
+// ---- begin scopeprof/backends/cuda_resolve.hpp ----
+// scopeprof: turning recorded CUDA event pairs into device spans on the host timeline, at collect() time
+// (SCOPEPROF_WITH_CUDA=1). One bounded wait per stream for its newest event, then cudaEventElapsedTime for
+// each pair and for its begin against a reference event whose host time is known. Resolved events go back
+// to the pool; reference events no record needs any more are destroyed.
+
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+#if SCOPEPROF_WITH_CUDA
+
+/// The reference a record is placed against: its own generation while that reference exists, else the
+/// newest (cudaEventElapsedTime is signed, so a reference recorded after the begin event serves as well).
+/// A captured scope's events are recorded again by every replay: the newest reference is the nearest.
+inline const reference_event* reference_for(const device_context& ctx, const device_record& r) noexcept {
+  if (ctx.references.empty()) return nullptr;
+  if (r.capture_id == 0)
+    for (const auto& ref : ctx.references)
+      if (ref.generation == r.reference) return &ref;
+  return &ctx.references.back();
+}
+
+/// Wait, at most wait_ms per (device, stream), for the newest pending event: once it is done, the stream's
+/// earlier events are too.
+inline void wait_for_streams(device_registry& d, const std::vector<device_record*>& records) noexcept {
+  try {
+    std::map<std::pair<int, void*>, device_record*> newest;
+    for (device_record* r : records)
+      if (r->capture_id == 0 && r->end_event != nullptr && r->state == dev_pending) newest[{r->device, r->stream}] = r;
+    for (auto& [key, r] : newest) {
+      device_context& ctx = *d.devices[static_cast<std::size_t>(key.first)];
+      if (!ctx.ready.load(std::memory_order_acquire) || ctx.failed.load(std::memory_order_acquire)) continue;
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(d.wait_ms);
+      cudaError_t e;
+      while ((e = cudaEventQuery(static_cast<cudaEvent_t>(r->end_event))) == cudaErrorNotReady &&
+             std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+      if (e != cudaSuccess && e != cudaErrorNotReady) fail_device(ctx, "cudaEventQuery", e);
+    }
+  } catch (...) {
+  }
+}
+
+/// One record: resolved, still captured, still running (pending), or invalid.
+inline void resolve_one(device_registry& d, device_record& r) noexcept {
+  device_context& ctx = *d.devices[static_cast<std::size_t>(r.device)];
+  const reference_event* ref = reference_for(ctx, r);
+  if (ctx.failed.load(std::memory_order_acquire) || !ctx.ready.load(std::memory_order_acquire) || ref == nullptr) {
+    r.state = dev_invalid;
+    return;
+  }
+  const auto begin = static_cast<cudaEvent_t>(r.begin_event), end = static_cast<cudaEvent_t>(r.end_event);
+  if (r.capture_id != 0) {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    unsigned long long id = 0;
+    const cudaError_t ce = cudaStreamGetCaptureInfo(static_cast<cudaStream_t>(r.stream), &status, &id);
+    if (ce == cudaSuccess && status != cudaStreamCaptureStatusNone && id == r.capture_id) {
+      r.state = dev_captured;  // still being captured: not even a query
+      return;
+    }
+  }
+  float span_ms = 0, offset_ms = 0;
+  cudaError_t e = cudaEventElapsedTime(&span_ms, begin, end);
+  if (e == cudaSuccess) e = cudaEventElapsedTime(&offset_ms, ref->event, begin);
+  if (e == cudaErrorNotReady) {
+    // Not run yet: a captured graph not replayed, or work still queued behind something slow.
+    if (r.capture_id != 0) r.state = dev_captured;
+    else ++d.pending;
+    return;
+  }
+  if (e != cudaSuccess) {
+    if (e != cudaErrorInvalidResourceHandle) fail_device(ctx, "cudaEventElapsedTime", e);
+    r.state = dev_invalid;
+    return;
+  }
+  r.begin_ns = ref->host_ns + std::llround(static_cast<double>(offset_ms) * 1e6);
+  r.end_ns = r.begin_ns + std::llround(static_cast<double>(span_ms) * 1e6);
+  r.state = dev_resolved;  // a captured scope: the latest replay's span; a later collect may see a later one
+  ++ctx.scopes_timed;
+  if (r.capture_id == 0) {  // captured events stay with the graph: every replay records them again
+    give_back_event(begin, r.device);
+    give_back_event(end, r.device);
+    r.begin_event = r.end_event = nullptr;
+  }
+}
+
+/// After a new reference was added: destroy the references no record can need. Kept: the newest two (the
+/// older one is what scopes open across this collect began against) and those of records still pending.
+inline void prune_references(device_context& ctx, const std::vector<std::pair<int, std::uint32_t>>& pending) noexcept {
+  auto& refs = ctx.references;
+  if (refs.size() <= 2) return;
+  const std::size_t keep_from = refs.size() - 2;
+  std::size_t out = 0;
+  for (std::size_t i = 0; i < refs.size(); ++i) {
+    const bool needed = i >= keep_from || std::binary_search(pending.begin(), pending.end(),
+                                                             std::make_pair(ctx.ordinal, refs[i].generation));
+    if (needed) refs[out++] = refs[i];
+    else cudaEventDestroy(refs[i].event);  // (errors are cleared by the caller)
+  }
+  refs.resize(out);
+}
+
+/// collect(): resolve every pending record it is given, and the records reset() retired. Never touches an
+/// event whose capture is still open; recycles resolved events; one fresh reference per device in use.
+/// Called with the registry's collect_mu held (and no other lock).
+inline void resolve_device_records(std::vector<device_record*>& records) noexcept {
+  device_registry& d = the_devices();
+  if ((records.empty() && d.retired.empty()) || d.count == 0) return;
+  const cudaError_t pending = cudaPeekAtLastError();
+  int saved_device = 0;
+  const bool have_saved_device = cudaGetDevice(&saved_device) == cudaSuccess;
+  // Relaxed capture mode for this thread: our queries must not disturb a capture running elsewhere.
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  const bool mode_swapped = cudaThreadExchangeStreamCaptureMode(&mode) == cudaSuccess;
+  try {
+    std::vector<device_record*> all(records);
+    for (device_record& r : d.retired) all.push_back(&r);
+    wait_for_streams(d, all);
+    d.pending = 0;
+    for (device_record* r : all)
+      if (r->state == dev_pending || r->state == dev_captured) resolve_one(d, *r);
+    flush_event_cache(t_event_cache);
+    std::vector<std::pair<int, std::uint32_t>> still_pending;  // (device, generation) of unresolved records
+    for (const device_record* r : all)
+      if (r->state == dev_pending) still_pending.emplace_back(r->device, r->reference);
+    std::sort(still_pending.begin(), still_pending.end());
+    still_pending.erase(std::unique(still_pending.begin(), still_pending.end()), still_pending.end());
+    for (auto& ctx : d.devices) {
+      if (!ctx->ready.load(std::memory_order_acquire) || ctx->failed.load(std::memory_order_acquire)) continue;
+      if (cudaSetDevice(ctx->ordinal) == cudaSuccess && add_reference(*ctx) == cudaSuccess) prune_references(*ctx, still_pending);
+    }
+    d.retired.erase(std::remove_if(d.retired.begin(), d.retired.end(),
+                                   [](const device_record& r) { return r.state != dev_pending; }),
+                    d.retired.end());
+  } catch (...) {
+  }
+  if (mode_swapped) cudaThreadExchangeStreamCaptureMode(&mode);
+  if (have_saved_device) cudaSetDevice(saved_device);
+  forget_our_error(pending);
+}
+
+/// reset(): records being discarded. Resolved ones hold no events; captured ones leave theirs to the graph;
+/// pending ones (their events may still be on the GPU) are kept aside until a collect() sees them done.
+/// Never waits. Called with the registry's collect_mu held.
+inline void retire_device_records(const std::vector<device_record*>& discarded) noexcept {
+  device_registry& d = the_devices();
+  for (const device_record* r : discarded) {
+    if (r->state != dev_pending || r->capture_id != 0 || r->end_event == nullptr) continue;
+    try {
+      d.retired.push_back(*r);
+      d.retired.back().host_index = no_record;
+    } catch (...) {  // out of memory: give the events back unresolved (their next record replaces the old)
+      give_back_event(static_cast<cudaEvent_t>(r->begin_event), r->device);
+      give_back_event(static_cast<cudaEvent_t>(r->end_event), r->device);
+    }
+  }
+  flush_event_cache(t_event_cache);
+}
+
+inline std::string format_ms(double ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f ms", ms);
+  return buf;
+}
+
+/// The report header's line about device time. `ns_per_tick` converts the host ticks of set-up counted
+/// inside scopes.
+inline std::string device_evidence(bool& valid, double ns_per_tick) {
+  device_registry& d = the_devices();
+  std::lock_guard<std::mutex> lock(d.mu);
+  valid = false;
+  const std::uint8_t state = g_device_timing.load(std::memory_order_acquire);
+  if (!d.off_reason.empty()) return d.off_reason;
+  if (state == device_timing_off) return "n/a (device timing switched off: SCOPEPROF_DEVICE=0 or set_device_timing(false))";
+  if (!d.probed) return "n/a (no scope has asked for device time yet)";
+  std::string s = "CUDA events (span between a scope's boundaries on its stream)";
+  std::string failures;
+  std::uint64_t timed = 0;
+  for (const auto& ctx : d.devices) {
+    std::lock_guard<std::mutex> clock(ctx->mu);
+    timed += ctx->scopes_timed;
+    if (ctx->failed.load(std::memory_order_acquire)) failures += "; GPU " + std::to_string(ctx->ordinal) + " INVALID after " + ctx->failure;
+  }
+  valid = failures.empty();
+  s += ", " + std::to_string(timed) + " spans resolved";
+  if (d.pending) s += ", " + std::to_string(d.pending) + " still running (n/a, next collect)";
+  const std::uint64_t skipped = d.skipped.load(std::memory_order_relaxed) + the_registry().device_records_skipped.load();
+  if (skipped) s += ", " + std::to_string(skipped) + " scopes not timed (event pool or record cap)";
+  const double setup_ms = static_cast<double>(d.setup_ns.load(std::memory_order_relaxed)) / 1e6;
+  const double inside_ms = static_cast<double>(d.setup_in_scopes_ticks.load(std::memory_order_relaxed)) * ns_per_tick / 1e6;
+  if (setup_ms > 0)
+    s += "; one-time set-up " + format_ms(setup_ms) +
+         (inside_ms > 0 ? " (" + format_ms(inside_ms) + " of it inside enclosing scopes, none in the scope it served)"
+                        : " (outside every scope)");
+  return s + failures;
+}
+
+#else  // !SCOPEPROF_WITH_CUDA
+
+inline void resolve_device_records(std::vector<device_record*>&) noexcept {}
+inline void retire_device_records(const std::vector<device_record*>&) noexcept {}
+
+#endif
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/backends/cuda_resolve.hpp ----
 // ---- begin scopeprof/backends/cupti.hpp ----
 // scopeprof: CUPTI collector (SCOPEPROF_WITH_CUPTI=1): every kernel, memcpy and memset a scope launched,
 // attributed to the innermost scope through CUPTI external correlation (kind CUSTOM2; Kineto uses CUSTOM0
@@ -3103,7 +3675,7 @@ inline void set_device_timing(bool on) noexcept {
 #include <unordered_map>
 #include <vector>
 
-namespace scopeprof {
+SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
 /// One kernel, memcpy or memset as received, times already on the host timeline (steady_clock ns).
@@ -3221,7 +3793,7 @@ class activity_log {
 };
 
 }  // namespace detail
-}  // namespace scopeprof
+SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/detail/activity.hpp ----
 
 #include <atomic>
@@ -3233,7 +3805,23 @@ class activity_log {
 #if SCOPEPROF_ENABLED && SCOPEPROF_WITH_CUPTI
 #include <cupti_activity.h>
 #include <cupti_callbacks.h>
+#include <cupti_version.h>
 #include <dlfcn.h>
+
+#include <new>
+
+// Records are read through the oldest layouts that carry every field used (CUDA 11.0's Kernel5, Memcpy4
+// and Memset3): later versions only append fields, so these offsets hold for the records of any newer
+// libcupti as well (checked against CUDA 13.0's Kernel10, Memcpy6 and Memset4).
+#if CUPTI_API_VERSION < 13
+#error "scopeprof's CUPTI collector needs CUPTI from CUDA 11.0 or newer; build with SCOPEPROF_WITH_CUPTI=0"
+#endif
+// cuptiSubscribe_v2 (it names the tool that holds CUPTI) exists in newer CUPTI only.
+#if defined(CUpti_SubscriberParams_STRUCT_SIZE)
+#define SCOPEPROF_CUPTI_SUBSCRIBE_V2 1
+#else
+#define SCOPEPROF_CUPTI_SUBSCRIBE_V2 0
+#endif
 
 #include <chrono>
 #include <cstdlib>
@@ -3242,7 +3830,7 @@ class activity_log {
 #include <unordered_map>
 #endif
 
-namespace scopeprof {
+SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
 /// Set by scopeprof::torch_profile once a torch profiler session with CUDA activity has started in this
@@ -3286,7 +3874,9 @@ constexpr std::uint64_t cupti_probe_slot = (std::uint64_t{1} << (64 - cupti_seq_
 /// The CUPTI entry points scopeprof uses, resolved with dlsym.
 struct cupti_api {
   decltype(&cuptiSubscribe) subscribe = nullptr;
+#if SCOPEPROF_CUPTI_SUBSCRIBE_V2
   decltype(&cuptiSubscribe_v2) subscribe_v2 = nullptr;  // optional: names the tool that holds CUPTI
+#endif
   decltype(&cuptiUnsubscribe) unsubscribe = nullptr;
   decltype(&cuptiActivityEnable) enable = nullptr;
   decltype(&cuptiActivityDisable) disable = nullptr;
@@ -3376,7 +3966,7 @@ inline void CUPTIAPI cupti_buffer_requested(std::uint8_t** buffer, std::size_t* 
       c.free_buffers.pop_back();
     }
   }
-  if (b == nullptr) b = static_cast<std::uint8_t*>(std::aligned_alloc(8, cupti_buffer_bytes));
+  if (b == nullptr) b = static_cast<std::uint8_t*>(::operator new(cupti_buffer_bytes, std::align_val_t{8}, std::nothrow));
   *buffer = b;
   *size = b != nullptr ? cupti_buffer_bytes : 0;
   *max_records = 0;
@@ -3408,21 +3998,21 @@ inline void CUPTIAPI cupti_buffer_completed(CUcontext context, std::uint32_t str
       switch (rec->kind) {
         case CUPTI_ACTIVITY_KIND_KERNEL:
         case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
-          const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(rec);
+          const auto* k = reinterpret_cast<const CUpti_ActivityKernel5*>(rec);
           e = {activity_kind::kernel, k->correlationId, static_cast<std::int32_t>(k->deviceId), k->streamId, k->graphId,
                host(k->start), host(k->end), c.log.intern(k->name != nullptr ? k->name : "(unnamed kernel)")};
           c.log.add(e);
           break;
         }
         case CUPTI_ACTIVITY_KIND_MEMCPY: {
-          const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(rec);
+          const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy4*>(rec);
           e = {activity_kind::memcpy, m->correlationId, static_cast<std::int32_t>(m->deviceId), m->streamId, m->graphId,
                host(m->start), host(m->end), memcpy_name(c.log, m->copyKind)};
           c.log.add(e);
           break;
         }
         case CUPTI_ACTIVITY_KIND_MEMSET: {
-          const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(rec);
+          const auto* m = reinterpret_cast<const CUpti_ActivityMemset3*>(rec);
           e = {activity_kind::memset, m->correlationId, static_cast<std::int32_t>(m->deviceId), m->streamId, m->graphId,
                host(m->start), host(m->end), c.log.intern("[CUDA memset]")};
           c.log.add(e);
@@ -3447,7 +4037,7 @@ inline void CUPTIAPI cupti_buffer_completed(CUcontext context, std::uint32_t str
   try {
     c.free_buffers.push_back(buffer);
   } catch (...) {
-    std::free(buffer);
+    ::operator delete(buffer, std::align_val_t{8});
   }
 }
 
@@ -3494,7 +4084,9 @@ inline void cupti_load(cupti_collector& c) {
   };
   cupti_api& a = c.api;
   sym(a.subscribe, "cuptiSubscribe", true);
+#if SCOPEPROF_CUPTI_SUBSCRIBE_V2
   sym(a.subscribe_v2, "cuptiSubscribe_v2", false);
+#endif
   sym(a.unsubscribe, "cuptiUnsubscribe", true);
   sym(a.enable, "cuptiActivityEnable", true);
   sym(a.disable, "cuptiActivityDisable", true);
@@ -3587,7 +4179,7 @@ inline probe_result cupti_probe(cupti_collector& c, std::string& why) noexcept {
   c.api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   try {
     std::lock_guard<std::mutex> lock(c.mu);
-    const probe_check pc = c.log.check_probe(id, std::min(from, c.log.entries().size()));
+    const probe_check pc = c.log.check_probe(id, (std::min)(from, c.log.entries().size()));
     if (!pc.memset_seen) {
       why = "CUPTI stopped delivering records to scopeprof (another collector, such as a torch profiler session, "
             "took over CUPTI's activity buffers or disabled its record kinds)";
@@ -3662,6 +4254,9 @@ inline bool cupti_enable_kind_locked(cupti_collector& c, CUpti_ActivityKind k, s
 
 SCOPEPROF_NOINLINE inline void cupti_start() noexcept {
   cupti_collector& c = the_cupti();
+  struct rearm_at_return {  // the start-up probe may be the process's first CUDA runtime call
+    ~rearm_at_return() { rearm_exit_report(); }
+  } rearm;
   try {
     std::call_once(c.load_once, [&] { cupti_load(c); });
     std::unique_lock<std::mutex> lock(c.mu);
@@ -3672,7 +4267,9 @@ SCOPEPROF_NOINLINE inline void cupti_start() noexcept {
     }
     // Claim the subscriber slot first: it is how CUPTI tells us another tool is collecting.
     CUptiResult r;
-    char holder[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 64] = {};
+    char holder[128] = {};
+#if SCOPEPROF_CUPTI_SUBSCRIBE_V2
+    static_assert(sizeof holder >= CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN, "room for the holder's name");
     if (c.api.subscribe_v2 != nullptr) {
       CUpti_SubscriberParams p{};
       p.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
@@ -3680,7 +4277,9 @@ SCOPEPROF_NOINLINE inline void cupti_start() noexcept {
       p.oldSubscriberName = holder;
       p.oldSubscriberSize = sizeof holder;
       r = c.api.subscribe_v2(&c.subscriber, &cupti_subscriber_callback, nullptr, &p);
-    } else {
+    } else
+#endif
+    {
       r = c.api.subscribe(&c.subscriber, &cupti_subscriber_callback, nullptr);
     }
     if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
@@ -3906,7 +4505,7 @@ inline void cupti_collect(raw_snapshot& raw, const std::vector<thread_buffer*>& 
       const std::uint64_t n = ct.published.load(std::memory_order_acquire);
       std::lock_guard<std::mutex> tl(ct.mu);
       for (const cupti_pair_chunk* ch : ct.chunks)
-        for (std::uint64_t i = std::max(ct.floor, ch->first); i < std::min<std::uint64_t>(n, ch->first + cupti_pair_chunk::capacity); ++i)
+        for (std::uint64_t i = (std::max)(ct.floor, ch->first); i < (std::min<std::uint64_t>)(n, ch->first + cupti_pair_chunk::capacity); ++i)
           index_of[s].emplace(ch->pairs[i - ch->first].seq, ch->pairs[i - ch->first].host_index);
     }
     const attribution at = c.log.attribute(
@@ -3949,7 +4548,7 @@ inline void cupti_reset() noexcept {
       const std::uint64_t n = ct.published.load(std::memory_order_acquire);
       std::lock_guard<std::mutex> tl(ct.mu);
       for (const cupti_pair_chunk* ch : ct.chunks)
-        for (std::uint64_t i = std::max(ct.floor, ch->first); i < std::min<std::uint64_t>(n, ch->first + cupti_pair_chunk::capacity); ++i)
+        for (std::uint64_t i = (std::max)(ct.floor, ch->first); i < (std::min<std::uint64_t>)(n, ch->first + cupti_pair_chunk::capacity); ++i)
           finished[s].emplace(ch->pairs[i - ch->first].seq, 0);
       ct.floor = n;
       std::size_t k = 0;
@@ -3973,11 +4572,27 @@ inline void cupti_reset() noexcept {
 
 inline bool cupti_is_on() noexcept { return g_cupti_on.load(std::memory_order_acquire) != 0; }
 
+/// reset() releases a thread's buffer once the thread has exited: its pairs go, and its slot can no longer
+/// be matched to a buffer (a new thread's buffer may get the same address).
+inline void cupti_forget_thread(const thread_buffer* b) noexcept {
+  cupti_collector& c = the_cupti();
+  std::lock_guard<std::mutex> lock(c.mu);
+  for (auto& t : c.threads) {
+    if (t->owner != b) continue;
+    std::lock_guard<std::mutex> tl(t->mu);
+    t->owner = nullptr;
+    for (cupti_pair_chunk* ch : t->chunks) delete ch;
+    t->chunks.clear();
+    t->floor = t->published.load(std::memory_order_acquire);
+  }
+}
+
 #else  // !SCOPEPROF_WITH_CUPTI
 
 inline void cupti_start() noexcept {}
 inline void cupti_stop() noexcept {}
 inline bool cupti_is_on() noexcept { return false; }
+inline void cupti_forget_thread(const thread_buffer*) noexcept {}
 inline void cupti_reset() noexcept {}
 inline void cupti_collect(raw_snapshot&, const std::vector<thread_buffer*>&,
                           const std::vector<std::pair<std::uint64_t, std::uint64_t>>&) {}
@@ -4005,20 +4620,18 @@ inline void set_cupti(bool on) noexcept {
 /// @brief True while the CUPTI collector is collecting.
 inline bool cupti_enabled() noexcept { return detail::cupti_is_on(); }
 
-}  // namespace scopeprof
+SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/backends/cupti.hpp ----
+// ---- begin scopeprof/detail/env.hpp ----
+// scopeprof: reading the environment. A malformed value gives one warning (the value quoted with control
+// characters escaped, so it cannot forge lines) and the default.
 
-#include <atomic>
-#include <chrono>
+
 #include <cstdint>
 #include <cstdlib>
-#include <iostream>
-#include <mutex>
 #include <string>
-#include <string_view>
-#include <thread>
 
-namespace scopeprof {
+SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
 inline std::string env_string(const char* name) {
@@ -4029,14 +4642,6 @@ inline std::string env_string(const char* name) {
 inline std::string lower(std::string s) {
   for (auto& c : s) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
   return s;
-}
-
-/// The thread's device records from its reset floor up to `count` (published), in order.
-inline void device_records_of(thread_buffer& b, std::uint64_t count, std::vector<device_record*>& out) {
-  std::lock_guard<std::mutex> lock(b.mu);
-  for (device_chunk* ch : b.device_chunks)
-    for (std::uint64_t i = std::max(b.device_floor, ch->first); i < std::min<std::uint64_t>(count, ch->first + device_chunk::capacity); ++i)
-      out.push_back(&ch->records[i - ch->first]);
 }
 
 /// Warnings quote the value with control characters escaped, so a value cannot forge lines.
@@ -4095,7 +4700,219 @@ inline clock_kind parse_clock(const std::string& value) {
   return asked;
 }
 
-void report_at_exit() noexcept;
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/env.hpp ----
+// ---- begin scopeprof/detail/snapshot.hpp ----
+// scopeprof: what collect() and reset() do to the recorder, without stopping any thread. The lists are
+// copied under the registry mutex, each thread's chunk list under its own mutex, and everything slow
+// (converting records, waiting for the GPU, building the report) runs with only collect_mu held, which no
+// scope ever takes. Chunks are freed only by reset() and thread buffers only by release_exited(), both
+// under collect_mu, so the copies stay valid while collect() reads them.
+
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// Read one thread's counters as one consistent set, without stopping the owner. `recorded` and
+/// `dropped` are read first (acquire): every scope they count was entered before, so the `entered` read
+/// afterwards includes it, and in_flight = entered - recorded - dropped is never negative.
+struct thread_counters {
+  std::uint64_t entered = 0, recorded = 0, dropped = 0;
+};
+inline thread_counters read_counters(const thread_buffer& b) noexcept {
+  const std::uint64_t recorded = b.recorded.load(std::memory_order_acquire);
+  const std::uint64_t dropped = b.dropped.load(std::memory_order_acquire);
+  const std::uint64_t entered = b.entered.load(std::memory_order_acquire);
+  return {entered, recorded, dropped};
+}
+
+/// One thread as collect() sees it: its counters and the chunks that hold its published records.
+struct thread_view {
+  thread_buffer* buffer = nullptr;
+  std::uint32_t ordinal = 0;
+  std::uint64_t os_id = 0;
+  bool exited = false;
+  std::string name;
+  thread_counters counters;
+  std::uint64_t recorded_floor = 0, dropped_floor = 0, entered_floor = 0;
+  std::uint64_t device_floor = 0, device_count = 0;
+  std::vector<const chunk*> chunks;
+  std::vector<device_chunk*> device_chunks;
+};
+
+struct registry_view {
+  std::vector<thread_view> threads;
+  std::vector<const site_info*> sites;  // never freed; their names never change after registration
+  std::uint64_t unattached = 0;
+};
+
+/// Copy the lists (registry mutex held only for the copy) and each thread's chunk list (its own mutex).
+/// Counters are read before the chunk list: a chunk is added before any record in it is published.
+inline registry_view view_registry(registry& r) {
+  registry_view v;
+  {
+    std::lock_guard<std::mutex> lock(r.mu);
+    v.sites.reserve(r.sites.size());
+    for (const auto& s : r.sites) v.sites.push_back(s.get());
+    v.threads.resize(r.threads.size());
+    for (std::size_t i = 0; i < r.threads.size(); ++i) {
+      thread_view& t = v.threads[i];
+      t.buffer = r.threads[i];
+      t.ordinal = t.buffer->ordinal;
+      t.os_id = t.buffer->os_id;
+      t.exited = t.buffer->exited;
+    }
+    v.unattached = r.unattached_drops.load(std::memory_order_relaxed) - r.unattached_floor;
+  }
+  for (thread_view& t : v.threads) {
+    thread_buffer& b = *t.buffer;
+    t.counters = read_counters(b);
+    t.device_count = b.device_recorded.load(std::memory_order_acquire);
+    std::lock_guard<std::mutex> lock(b.mu);
+    t.name = b.name;
+    t.recorded_floor = b.recorded_floor;
+    t.dropped_floor = b.dropped_floor;
+    t.entered_floor = b.entered_floor;
+    t.device_floor = b.device_floor;
+    t.chunks.assign(b.chunks.begin(), b.chunks.end());
+    t.device_chunks.assign(b.device_chunks.begin(), b.device_chunks.end());
+  }
+  return v;
+}
+
+/// Device records from `floor` up to `count`, in order.
+inline void device_records_in(const std::vector<device_chunk*>& chunks, std::uint64_t floor, std::uint64_t count,
+                              std::vector<device_record*>& out) {
+  for (device_chunk* ch : chunks)
+    for (std::uint64_t i = (std::max)(floor, ch->first); i < (std::min<std::uint64_t>)(count, ch->first + device_chunk::capacity); ++i)
+      out.push_back(&ch->records[i - ch->first]);
+}
+
+/// One thread's records since its floor, converted to nanoseconds, with their device spans attached.
+inline raw_thread read_thread(const thread_view& t, const tick_converter& conv, const std::vector<device_record*>& device) {
+  raw_thread out;
+  out.desc.index = t.ordinal;
+  out.desc.os_id = t.os_id;
+  out.desc.exited = t.exited;
+  out.desc.name = t.name;
+  scope_counts& c = out.desc.counts;
+  c.recorded = t.counters.recorded - t.recorded_floor;
+  c.dropped = t.counters.dropped - t.dropped_floor;
+  c.entered = t.counters.entered - t.entered_floor;
+  c.in_flight = c.entered - c.recorded - c.dropped;
+  const std::uint64_t from = t.recorded_floor, to = t.counters.recorded;
+  out.records.reserve(static_cast<std::size_t>(to - from));
+  for (const chunk* ch : t.chunks) {
+    const std::uint64_t hi = (std::min<std::uint64_t>)(to, ch->first + ch->capacity);
+    for (std::uint64_t i = (std::max)(from, ch->first); i < hi; ++i) {
+      const record& rec = ch->records()[i - ch->first];
+      raw_instance x;
+      x.site = rec.site;
+      x.depth = rec.depth;
+      x.host_begin_ns = conv.to_ns(rec.begin_ticks);
+      x.host_end_ns = conv.to_ns(rec.end_ticks);
+      out.records.push_back(x);
+    }
+  }
+  for (const device_record* d : device) {
+    if (d->host_index == no_record || d->host_index < from || d->host_index >= to) continue;
+    raw_instance& x = out.records[static_cast<std::size_t>(d->host_index - from)];
+    x.device_id = d->device;
+    x.stream = reinterpret_cast<std::uintptr_t>(d->stream);
+    switch (d->state) {
+      case dev_resolved:
+        x.device = device_status::ok;
+        x.device_begin_ns = d->begin_ns;
+        x.device_end_ns = d->end_ns;
+        break;
+      case dev_captured: x.device = device_status::captured; break;
+      case dev_invalid: x.device = device_status::invalid; break;
+      default: break;  // still running: not timed in this report
+    }
+  }
+  return out;
+}
+
+/// reset() for one thread: raise its floors to what it has published, free the chunks that hold only
+/// discarded records (all of them for a thread that exited; never the one its owner writes to), and put
+/// the discarded device records' events aside. Under collect_mu.
+inline void discard_thread(registry& r, thread_buffer& b, bool exited) {
+  const thread_counters c = read_counters(b);
+  const std::uint64_t device_count = b.device_recorded.load(std::memory_order_acquire);
+  std::lock_guard<std::mutex> lock(b.mu);
+  std::vector<device_record*> discarded;
+  device_records_in(b.device_chunks, b.device_floor, device_count, discarded);
+  retire_device_records(discarded);
+  b.device_floor = device_count;
+  std::size_t n = 0;
+  if (exited) n = b.device_chunks.size();
+  else
+    while (n + 1 < b.device_chunks.size() && b.device_chunks[n]->first + device_chunk::capacity <= device_count) ++n;
+  for (std::size_t i = 0; i < n; ++i) {
+    delete b.device_chunks[i];
+    r.device_records_held.fetch_sub(device_chunk::capacity, std::memory_order_relaxed);
+  }
+  b.device_chunks.erase(b.device_chunks.begin(), b.device_chunks.begin() + static_cast<std::ptrdiff_t>(n));
+  b.recorded_floor = c.recorded;
+  b.dropped_floor = c.dropped;
+  b.entered_floor = c.recorded + c.dropped;  // scopes open now stay counted as entered
+  n = 0;
+  if (exited) n = b.chunks.size();
+  else
+    while (n + 1 < b.chunks.size() && b.chunks[n]->first + b.chunks[n]->capacity <= c.recorded) ++n;
+  for (std::size_t i = 0; i < n; ++i) return_chunk(r, b.chunks[i]);
+  b.chunks.erase(b.chunks.begin(), b.chunks.begin() + static_cast<std::ptrdiff_t>(n));
+}
+
+/// Threads that had exited when discard_thread() emptied them: out of the registry and freed, so thread
+/// churn costs no memory after a reset(). `forget` tells other per-thread state (the CUPTI collector's)
+/// that the buffer is gone. Under collect_mu.
+template <class Forget>
+inline void release_exited(registry& r, const std::vector<thread_buffer*>& emptied, Forget&& forget) {
+  if (emptied.empty()) return;
+  std::vector<thread_buffer*> sorted(emptied);
+  std::sort(sorted.begin(), sorted.end(), std::less<thread_buffer*>());
+  {
+    std::lock_guard<std::mutex> lock(r.mu);
+    r.threads.erase(std::remove_if(r.threads.begin(), r.threads.end(),
+                                   [&](thread_buffer* b) {
+                                     return std::binary_search(sorted.begin(), sorted.end(), b, std::less<thread_buffer*>());
+                                   }),
+                    r.threads.end());
+  }
+  for (thread_buffer* b : emptied) {
+    forget(b);
+    delete b;  // its chunks went back in discard_thread()
+  }
+}
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/snapshot.hpp ----
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <cstdio>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+inline void report_at_exit() noexcept;
 
 inline std::once_flag& init_flag() {
   static std::once_flag f;
@@ -4112,7 +4929,7 @@ inline void initialise() noexcept {
                                       r.max_records.load(std::memory_order_relaxed)),
                           std::memory_order_relaxed);
       g_default_device_every.store(
-          static_cast<std::uint32_t>(std::min<std::uint64_t>(
+          static_cast<std::uint32_t>((std::min<std::uint64_t>)(
               parse_count("SCOPEPROF_DEVICE_SAMPLE", env_string("SCOPEPROF_DEVICE_SAMPLE"), 1), UINT32_MAX)),
           std::memory_order_relaxed);
       if (!parse_switch("SCOPEPROF_DEVICE", env_string("SCOPEPROF_DEVICE"), true))
@@ -4139,17 +4956,54 @@ inline void initialise() noexcept {
   }
 }
 
-/// Read one thread's counters as one consistent set, without stopping the owner. `recorded` and
-/// `dropped` are read first (acquire): every scope they count was entered before, so the `entered` read
-/// afterwards includes it, and in_flight = entered - recorded - dropped is never negative.
-struct thread_counters {
-  std::uint64_t entered, recorded, dropped;
-};
-inline thread_counters read_counters(const thread_buffer& b) noexcept {
-  const std::uint64_t recorded = b.recorded.load(std::memory_order_acquire);
-  const std::uint64_t dropped = b.dropped.load(std::memory_order_acquire);
-  const std::uint64_t entered = b.entered.load(std::memory_order_acquire);
-  return {entered, recorded, dropped};
+/// Ticks to nanoseconds, calibrated over the whole run so far (at least 20 ms of it), and the header's
+/// description of the host clock.
+inline tick_converter calibrated_converter(const registry& r, std::string& description) {
+  clock_anchor end = read_anchor();
+  if (g_clock_kind != clock_kind::steady && end.ns - r.clock_start.ns < 20'000'000) {
+    std::this_thread::sleep_for(std::chrono::nanoseconds(20'000'000 - (end.ns - r.clock_start.ns)));
+    end = read_anchor();
+  }
+  const tick_converter conv = tick_converter::between(g_clock_kind, r.clock_start, end);
+  char buf[160];
+  if (g_clock_kind == clock_kind::steady)
+    std::snprintf(buf, sizeof buf, "%s", to_string(g_clock_kind));
+  else
+    std::snprintf(buf, sizeof buf, "%s at %.4f GHz, calibrated against steady_clock over %.3f s", to_string(g_clock_kind),
+                  1.0 / conv.ns_per_tick, static_cast<double>(end.ns - r.clock_start.ns) / 1e9);
+  description = buf;
+  return conv;
+}
+
+/// The snapshot's sites, threads, counts, CUPTI records and warnings, from the registry view.
+inline void fill_snapshot(const registry& r, const registry_view& view, const tick_converter& conv,
+                          const std::vector<std::vector<device_record*>>& device, raw_snapshot& raw) {
+  raw.sites.reserve(view.sites.size());
+  for (const site_info* s : view.sites) raw.sites.push_back({s->name, s->file, s->function, s->line});
+  std::vector<thread_buffer*> buffers;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> record_ranges;  // {floor, recorded} per thread
+  for (std::size_t t = 0; t < view.threads.size(); ++t) {
+    const thread_view& tv = view.threads[t];
+    raw.threads.push_back(read_thread(tv, conv, device[t]));
+    const scope_counts& c = raw.threads.back().desc.counts;
+    raw.counts.entered += c.entered;
+    raw.counts.recorded += c.recorded;
+    raw.counts.dropped += c.dropped;
+    raw.counts.in_flight += c.in_flight;
+    buffers.push_back(tv.buffer);
+    record_ranges.emplace_back(tv.recorded_floor, tv.counters.recorded);
+  }
+  cupti_collect(raw, buffers, record_ranges);
+  if (view.unattached) {
+    raw.counts.entered += view.unattached;
+    raw.counts.dropped += view.unattached;
+    raw.warnings += "  warning: " + std::to_string(view.unattached) +
+                    " scopes ran on threads without a record buffer (out of memory, or in thread exit) and were dropped\n";
+  }
+  if (raw.counts.dropped)
+    raw.warnings += "  warning: " + std::to_string(raw.counts.dropped) +
+                    " finished scopes were dropped because the record buffer was full (cap " +
+                    std::to_string(r.max_records.load()) + " records; raise SCOPEPROF_MAX_RECORDS or call reset())\n";
 }
 
 }  // namespace detail
@@ -4235,117 +5089,35 @@ inline void set_thread_name(std::string_view name) noexcept {
 }
 
 /// @brief A snapshot of all finished scopes of all threads (running threads keep running; nothing waits
-/// for them). Never throws: on failure the report is empty and its warnings() say why.
+/// for them, and no scope waits for collect()). Never throws: on failure the report is empty and its
+/// warnings() say why.
 inline report collect() noexcept {
   using namespace detail;
   try {
-    detail::raw_snapshot raw;
+    raw_snapshot raw;
 #if SCOPEPROF_ENABLED
     initialise();
     registry& r = the_registry();
-    // The tick rate comes from the whole run so far; give it at least 20 ms to be accurate.
-    clock_anchor end = read_anchor();
-    if (g_clock_kind != clock_kind::steady && end.ns - r.clock_start.ns < 20'000'000) {
-      std::this_thread::sleep_for(std::chrono::nanoseconds(20'000'000 - (end.ns - r.clock_start.ns)));
-      end = read_anchor();
-    }
-    const tick_converter conv = tick_converter::between(g_clock_kind, r.clock_start, end);
+    std::lock_guard<std::mutex> serial(r.collect_mu);
+    const tick_converter conv = calibrated_converter(r, raw.sources.host);
     raw.origin_ns = r.clock_start.ns;
-    {
-      char buf[160];
-      if (g_clock_kind == clock_kind::steady)
-        std::snprintf(buf, sizeof buf, "%s", to_string(g_clock_kind));
-      else
-        std::snprintf(buf, sizeof buf, "%s at %.4f GHz, calibrated against steady_clock over %.3f s",
-                      to_string(g_clock_kind), 1.0 / conv.ns_per_tick, static_cast<double>(end.ns - r.clock_start.ns) / 1e9);
-      raw.sources.host = buf;
-    }
-    std::lock_guard<std::mutex> lock(r.mu);
-    // Device records: resolve what is pending (bulk, bounded wait), then attach them below.
-    std::vector<std::vector<device_record*>> device_by_thread(r.threads.size());
+    const registry_view view = view_registry(r);
+    // Device records: resolve what is pending (bulk, bounded wait per stream), then attach them below.
+    std::vector<std::vector<device_record*>> device(view.threads.size());
     {
       std::vector<device_record*> all;
-      for (std::size_t t = 0; t < r.threads.size(); ++t) {
-        thread_buffer* b = r.threads[t];
-        device_records_of(*b, b->device_recorded.load(std::memory_order_acquire), device_by_thread[t]);
-        all.insert(all.end(), device_by_thread[t].begin(), device_by_thread[t].end());
+      for (std::size_t t = 0; t < view.threads.size(); ++t) {
+        const thread_view& tv = view.threads[t];
+        device_records_in(tv.device_chunks, tv.device_floor, tv.device_count, device[t]);
+        all.insert(all.end(), device[t].begin(), device[t].end());
       }
       resolve_device_records(all);
     }
 #if SCOPEPROF_WITH_CUDA
-    raw.sources.device = device_evidence(raw.sources.device_valid);
+    raw.sources.device = device_evidence(raw.sources.device_valid, conv.ns_per_tick);
     raw.sources.torch = torch_evidence_text();
 #endif
-    raw.sites.reserve(r.sites.size());
-    for (const auto& s : r.sites) raw.sites.push_back({s->name, s->file, s->function, s->line});
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> record_ranges;  // {floor, recorded} per thread
-    for (std::size_t ti = 0; ti < r.threads.size(); ++ti) {
-      thread_buffer* b = r.threads[ti];
-      const thread_counters c = read_counters(*b);
-      detail::raw_thread t;
-      std::vector<const chunk*> chunks;
-      {
-        std::lock_guard<std::mutex> block(b->mu);
-        chunks.assign(b->chunks.begin(), b->chunks.end());
-        t.desc.name = b->name;
-        t.desc.counts.recorded = c.recorded - b->recorded_floor;
-        t.desc.counts.dropped = c.dropped - b->dropped_floor;
-        t.desc.counts.entered = c.entered - b->entered_floor;
-        t.desc.counts.in_flight = t.desc.counts.entered - t.desc.counts.recorded - t.desc.counts.dropped;
-        const std::uint64_t from = b->recorded_floor;
-        record_ranges.emplace_back(from, c.recorded);
-        t.records.reserve(static_cast<std::size_t>(c.recorded - from));
-        for (const chunk* ch : chunks) {
-          const std::uint64_t lo = std::max(from, ch->first);
-          const std::uint64_t hi = std::min<std::uint64_t>(c.recorded, ch->first + ch->capacity);
-          for (std::uint64_t i = lo; i < hi; ++i) {
-            const record& rec = ch->records()[i - ch->first];
-            detail::raw_instance x;
-            x.site = rec.site;
-            x.depth = rec.depth;
-            x.host_begin_ns = conv.to_ns(rec.begin_ticks);
-            x.host_end_ns = conv.to_ns(rec.end_ticks);
-            t.records.push_back(x);
-          }
-        }
-      }
-      for (const device_record* d : device_by_thread[ti]) {
-        if (d->host_index == no_record || d->host_index < b->recorded_floor || d->host_index >= c.recorded) continue;
-        detail::raw_instance& x = t.records[static_cast<std::size_t>(d->host_index - b->recorded_floor)];
-        x.device_id = d->device;
-        x.stream = reinterpret_cast<std::uintptr_t>(d->stream);
-        switch (d->state) {
-          case dev_resolved:
-            x.device = device_status::ok;
-            x.device_begin_ns = d->begin_ns;
-            x.device_end_ns = d->end_ns;
-            break;
-          case dev_captured: x.device = device_status::captured; break;
-          case dev_invalid: x.device = device_status::invalid; break;
-          default: break;  // still running: not timed in this report
-        }
-      }
-      t.desc.index = b->ordinal;
-      t.desc.os_id = b->os_id;
-      t.desc.exited = b->exited;
-      raw.counts.entered += t.desc.counts.entered;
-      raw.counts.recorded += t.desc.counts.recorded;
-      raw.counts.dropped += t.desc.counts.dropped;
-      raw.counts.in_flight += t.desc.counts.in_flight;
-      raw.threads.push_back(std::move(t));
-    }
-    cupti_collect(raw, r.threads, record_ranges);
-    const std::uint64_t unattached = r.unattached_drops.load(std::memory_order_relaxed) - r.unattached_floor;
-    if (unattached) {
-      raw.counts.entered += unattached;
-      raw.counts.dropped += unattached;
-      raw.warnings += "  warning: " + std::to_string(unattached) +
-                      " scopes ran on threads without a record buffer (out of memory, or in thread exit) and were dropped\n";
-    }
-    if (raw.counts.dropped)
-      raw.warnings += "  warning: " + std::to_string(raw.counts.dropped) +
-                      " finished scopes were dropped because the record buffer was full (cap " +
-                      std::to_string(r.max_records.load()) + " records; raise SCOPEPROF_MAX_RECORDS or call reset())\n";
+    fill_snapshot(r, view, conv, device, raw);
 #else
     raw.sources.host = "compiled out (SCOPEPROF_DISABLE)";
     raw.sources.device = "compiled out (SCOPEPROF_DISABLE)";
@@ -4363,51 +5135,31 @@ inline report collect() noexcept {
 }
 
 /// @brief Forget every finished scope recorded so far (scopes open now are kept and recorded when they end)
-/// and give their memory back.
+/// and give their memory back; threads that have exited are forgotten altogether. Never waits for the GPU.
 inline void reset() noexcept {
 #if SCOPEPROF_ENABLED
   using namespace detail;
   initialise();
   registry& r = the_registry();
-  std::lock_guard<std::mutex> lock(r.mu);
-  r.unattached_floor = r.unattached_drops.load(std::memory_order_relaxed);
-  for (thread_buffer* b : r.threads) {
-    const thread_counters c = read_counters(*b);
-    // Device records all belong to finished scopes, so all are discarded: resolve them first so their
-    // events go back to the pool.
-    const std::uint64_t device_count = b->device_recorded.load(std::memory_order_acquire);
-    std::vector<device_record*> discarded;
-    try {
-      device_records_of(*b, device_count, discarded);
-    } catch (...) {
-    }
-    resolve_device_records(discarded);
-    std::lock_guard<std::mutex> block(b->mu);
-    b->device_floor = device_count;
+  try {
+    std::lock_guard<std::mutex> serial(r.collect_mu);
+    std::vector<std::pair<thread_buffer*, bool>> threads;  // (buffer, exited)
     {
-      std::size_t n = 0;
-      if (b->exited) n = b->device_chunks.size();
-      else
-        while (n + 1 < b->device_chunks.size() && b->device_chunks[n]->first + device_chunk::capacity <= device_count) ++n;
-      for (std::size_t i = 0; i < n; ++i) {
-        delete b->device_chunks[i];
-        r.device_records_held.fetch_sub(device_chunk::capacity, std::memory_order_relaxed);
-      }
-      b->device_chunks.erase(b->device_chunks.begin(), b->device_chunks.begin() + static_cast<std::ptrdiff_t>(n));
+      std::lock_guard<std::mutex> lock(r.mu);
+      r.unattached_floor = r.unattached_drops.load(std::memory_order_relaxed);
+      threads.reserve(r.threads.size());
+      for (thread_buffer* b : r.threads) threads.emplace_back(b, b->exited);
     }
-    b->recorded_floor = c.recorded;
-    b->dropped_floor = c.dropped;
-    b->entered_floor = c.recorded + c.dropped;  // scopes open now stay counted as entered
-    // Free every chunk that holds only discarded records, except the one the owner is writing to; an
-    // exited thread writes no more, so all of its chunks go.
-    std::size_t n = 0;
-    if (b->exited) n = b->chunks.size();
-    else
-      while (n + 1 < b->chunks.size() && b->chunks[n]->first + b->chunks[n]->capacity <= c.recorded) ++n;
-    for (std::size_t i = 0; i < n; ++i) return_chunk(r, b->chunks[i]);
-    b->chunks.erase(b->chunks.begin(), b->chunks.begin() + static_cast<std::ptrdiff_t>(n));
+    std::vector<thread_buffer*> emptied;
+    for (const auto& [b, exited] : threads) {
+      discard_thread(r, *b, exited);
+      if (exited) emptied.push_back(b);
+    }
+    cupti_reset();
+    release_exited(r, emptied, [](thread_buffer* b) { cupti_forget_thread(b); });
+  } catch (...) {
+    // Out of memory while listing threads: what was freed stays freed; the rest waits for the next reset.
   }
-  cupti_reset();
   r.alloc_epoch.fetch_add(1, std::memory_order_acq_rel);
 #endif
 }
@@ -4419,18 +5171,21 @@ inline bool ends_with(const std::string& s, const char* suffix) {
   return s.size() >= t.size() && lower(s.substr(s.size() - t.size())) == t;
 }
 
-/// SCOPEPROF_REPORT at normal exit. Errors are printed, never raised.
+/// SCOPEPROF_REPORT at normal exit. Errors are printed, never raised. Registered once at start-up and
+/// again after anything that may have initialised the CUDA runtime (rearm_exit_report()): handlers run
+/// in reverse order of registration, so the newest runs before the runtime's own teardown, and the
+/// others find the report written.
 inline void report_at_exit() noexcept {
+  static std::atomic<bool> done{false};
+  if (done.exchange(true)) return;
   try {
     const std::string target = the_registry().report_target;
     const report rep = collect();
-    if (target == "stderr") {
-      rep.print(std::cerr);
-      return;
-    }
-    if (target == "stdout") {
-      rep.print(std::cout);
-      std::cout.flush();
+    if (target == "stderr" || target == "stdout") {  // stdio, not iostream: no static initializer in users' TUs
+      std::FILE* out = target == "stderr" ? stderr : stdout;
+      const std::string text = rep.to_string();
+      std::fwrite(text.data(), 1, text.size(), out);
+      std::fflush(out);
       return;
     }
     write_result res;
@@ -4447,8 +5202,13 @@ inline void report_at_exit() noexcept {
   }
 }
 
+inline void rearm_exit_report() noexcept {
+  registry& r = the_registry();
+  if (!r.report_target.empty()) std::atexit(&report_at_exit);
+}
+
 }  // namespace detail
-}  // namespace scopeprof
+SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/runtime.hpp ----
 // ---- begin scopeprof/scope.hpp ----
 // scopeprof: the scope object and the PROF_* macros.
@@ -4464,7 +5224,7 @@ inline void report_at_exit() noexcept {
 #include <cstdint>
 #include <string_view>
 
-namespace scopeprof {
+SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
 inline std::atomic<std::uint64_t> g_cross_thread_exits{0};
@@ -4548,7 +5308,7 @@ class scope {
 #if SCOPEPROF_WITH_CUDA
     // After the host begin: the device span starts inside the host scope that launched it.
     if (detail::g_device_timing.load(std::memory_order_relaxed) != detail::device_timing_off)
-      detail::device_begin(device_, *info, stream);  // no stream named: see default_stream_policy()
+      detail::device_begin(device_, *info, stream, begin_ticks_);  // no stream named: see default_stream_policy()
 #else
     (void)stream;
 #endif
@@ -4618,7 +5378,7 @@ class scope {
 #endif
 };
 
-}  // namespace scopeprof
+SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/scope.hpp ----
 // ---- begin scopeprof/macros.hpp ----
 // scopeprof: the user-facing macros. Each has a versioned name (SCOPEPROF_V1_*) and a short alias.
@@ -4633,11 +5393,20 @@ class scope {
 
 #include <string_view>
 
+// The default stream of the translation unit that holds the scope (per-thread under nvcc's
+// --default-stream per-thread), carried by its call site.
+#if defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
+#define SCOPEPROF_DETAIL_PER_THREAD_STREAM true
+#else
+#define SCOPEPROF_DETAIL_PER_THREAD_STREAM false
+#endif
+
 // A static call site and a scope object with one unique suffix; n comes from __COUNTER__, so several
 // scopes may share a line.
 #define SCOPEPROF_DETAIL_SITE(n, name_ptr, host_only)                                                         \
   static ::scopeprof::call_site SCOPEPROF_CONCAT(scopeprof_site_, n) {                                        \
-    name_ptr, __FILE__, SCOPEPROF_FUNCTION_NAME, static_cast<unsigned>(__LINE__), host_only                  \
+    name_ptr, __FILE__, SCOPEPROF_FUNCTION_NAME, static_cast<unsigned>(__LINE__), host_only,                 \
+        SCOPEPROF_DETAIL_PER_THREAD_STREAM                                                                    \
   }
 #define SCOPEPROF_DETAIL_SCOPE(n, name_literal)                                                               \
   SCOPEPROF_DETAIL_SITE(n, name_literal, false);                                                              \

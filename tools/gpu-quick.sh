@@ -1,19 +1,32 @@
 #!/usr/bin/env bash
-# The GPU figures of docs/ in one short run: GPU tests, fault test, device and host benchmarks, the
-# example (large and t4 presets) and compute-sanitizer memcheck of the example. Logs go to $1.
+# The GPU figures of docs/ in one short run: GPU tests (device timing, event life cycle, the report at
+# exit), fault test, device and host benchmarks, the example (large and t4 presets) and
+# compute-sanitizer memcheck of the example. Logs go to $1.
+#
+# On a fresh GPU machine (nvcc, cmake, no Debian -dev packages), stage the test and benchmark dependencies
+# into .deps/ first, from the repository root on a machine that reaches the package registry, and carry
+# .deps along (the configure below looks in .deps/usr):
+#   ../shared/tools/device-deps.sh libbenchmark-dev libbenchmark1debian    # doctest + Google Benchmark
+# Without them the script still runs to the end: a step whose target this build does not define (the
+# tests without doctest, the benchmarks without Google Benchmark) is skipped with the reason.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 logs=${1:-$root/gpu-logs}
 b=$root/build-gpu
 mkdir -p "$logs"
+# shellcheck source=tools/gpu-common.sh
+source "$root/tools/gpu-common.sh"
 export LD_LIBRARY_PATH="$root/.deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
 { date -u +%Y-%m-%dT%H:%M:%SZ; git -C "$root" rev-parse HEAD; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   lscpu | grep -E 'Model name|^CPU\(s\)'; } >"$logs/machine.txt" 2>&1
-run() { local n=$1 t=$2; shift 2; echo "== $n"; timeout "$t" "$@" >"$logs/$n.log" 2>&1; echo "   rc=$?" | tee -a "$logs/$n.log"; }
-run configure 60 cmake -S "$root" -B "$b" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+configure_step configure 60 cmake -S "$root" -B "$b" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
   -DCMAKE_PREFIX_PATH="$root/.deps/usr" -DSCOPEPROF_INSTALL=OFF
-run build 150 cmake --build "$b" -j16 --target eager_vs_fused scopeprof_gpu_tests scopeprof_gpu_fault scopeprof_bench_device scopeprof_bench
+build_step build 150 cmake --build "$b" -j16 --target eager_vs_fused scopeprof_gpu_tests scopeprof_gpu_fault \
+  scopeprof_gpu_lifecycle_tests scopeprof_gpu_exit_report scopeprof_bench_device scopeprof_bench
+[[ -n ${SCOPEPROF_GPU_BUILD_ONLY:-} ]] && exit 0  # tools/gpu-all.sh builds the three builds at once
 run gpu_tests 60 "$b/tests/gpu/scopeprof_gpu_tests"
+run gpu_lifecycle_tests 120 "$b/tests/gpu/scopeprof_gpu_lifecycle_tests" -s
+(cd "$logs" && run gpu_exit_report 60 "$b/tests/gpu/scopeprof_gpu_exit_report")
 run gpu_fault 30 "$b/tests/gpu/scopeprof_gpu_fault"
 run bench_device 60 "$b/bench/scopeprof_bench_device"
 run bench_host 60 "$b/bench/scopeprof_bench"

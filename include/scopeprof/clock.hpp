@@ -21,7 +21,7 @@
 #define SCOPEPROF_ARCH_AARCH64 1
 #endif
 
-namespace scopeprof {
+SCOPEPROF_NAMESPACE_BEGIN
 
 /// @brief Which counter stamps host time. Chosen once, at start-up (SCOPEPROF_CLOCK=auto|tsc|steady).
 enum class clock_kind : std::uint8_t {
@@ -48,7 +48,13 @@ inline std::int64_t steady_now_ns() noexcept {
 
 /// True when the CPU promises a constant-rate TSC that keeps counting in deep sleep states.
 inline bool cpu_has_invariant_tsc() noexcept {
-#if defined(SCOPEPROF_ARCH_X86_64) && !defined(_MSC_VER)
+#if defined(SCOPEPROF_ARCH_X86_64) && defined(_MSC_VER)
+  int regs[4] = {};  // eax, ebx, ecx, edx
+  __cpuid(regs, static_cast<int>(0x80000000u));
+  if (static_cast<unsigned>(regs[0]) < 0x80000007u) return false;
+  __cpuid(regs, static_cast<int>(0x80000007u));
+  return (static_cast<unsigned>(regs[3]) & (1u << 8)) != 0;
+#elif defined(SCOPEPROF_ARCH_X86_64)
   unsigned a = 0, b = 0, c = 0, d = 0;
   if (!__get_cpuid(0x80000000u, &a, &b, &c, &d) || a < 0x80000007u) return false;
   if (!__get_cpuid(0x80000007u, &a, &b, &c, &d)) return false;
@@ -86,8 +92,10 @@ SCOPEPROF_ALWAYS_INLINE std::uint64_t read_ticks() noexcept {
   if (SCOPEPROF_LIKELY(g_clock_kind == clock_kind::tsc)) return __rdtsc();
 #elif defined(SCOPEPROF_ARCH_AARCH64)
   if (SCOPEPROF_LIKELY(g_clock_kind == clock_kind::cntvct)) {
+    // isb: the counter read is not speculated ahead of the code before it (the scope's begin would
+    // otherwise be read early and its end late by whatever the pipeline reorders).
     std::uint64_t v;
-    asm volatile("mrs %0, cntvct_el0" : "=r"(v));
+    asm volatile("isb; mrs %0, cntvct_el0" : "=r"(v) : : "memory");
     return v;
   }
 #endif
@@ -144,4 +152,4 @@ struct tick_converter {
   }
 };
 
-}  // namespace scopeprof
+SCOPEPROF_NAMESPACE_END

@@ -12,6 +12,8 @@
 //                           current CUDA stream (needs libc10_cuda).  Plain include: 0.
 #pragma once
 
+#include <scopeprof/version.hpp>
+
 #if defined(SCOPEPROF_DISABLE)
 #undef SCOPEPROF_WITH_NVTX
 #undef SCOPEPROF_WITH_CUDA
@@ -47,6 +49,18 @@
 #ifndef SCOPEPROF_WITH_TORCH
 #define SCOPEPROF_WITH_TORCH 0
 #endif
+// The CUPTI collector loads libcupti with dlopen: Linux only.
+#if SCOPEPROF_WITH_CUPTI && !defined(__linux__)
+#undef SCOPEPROF_WITH_CUPTI
+#define SCOPEPROF_WITH_CUPTI 0
+#endif
+#if !SCOPEPROF_WITH_TORCH || !SCOPEPROF_WITH_CUDA
+#undef SCOPEPROF_TORCH_CUDA
+#define SCOPEPROF_TORCH_CUDA 0
+#endif
+#ifndef SCOPEPROF_TORCH_CUDA
+#define SCOPEPROF_TORCH_CUDA 0
+#endif
 
 #if defined(__GNUC__) || defined(__clang__)
 #define SCOPEPROF_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -64,3 +78,20 @@
 
 #define SCOPEPROF_CONCAT_IMPL(a, b) a##b
 #define SCOPEPROF_CONCAT(a, b) SCOPEPROF_CONCAT_IMPL(a, b)
+
+// Every entity lives in an inline namespace named after the version and the build switches, so translation
+// units built with different switches (one with SCOPEPROF_DISABLE, one without; NVTX on in one and off in
+// another) link to separate, self-consistent instances instead of one picked by link order:
+// scopeprof::v0_1_0_e1n1c0p0t0x0::scope. User code keeps writing scopeprof::scope.
+#define SCOPEPROF_ABI_NAME_IMPL(maj, min_, pat, e, n, c, p, t, x) v##maj##_##min_##_##pat##_e##e##n##n##c##c##p##p##t##t##x##x
+#define SCOPEPROF_ABI_NAME_EXPAND(maj, min_, pat, e, n, c, p, t, x) SCOPEPROF_ABI_NAME_IMPL(maj, min_, pat, e, n, c, p, t, x)
+#define SCOPEPROF_ABI_NAMESPACE                                                                                 \
+  SCOPEPROF_ABI_NAME_EXPAND(SCOPEPROF_VERSION_MAJOR, SCOPEPROF_VERSION_MINOR, SCOPEPROF_VERSION_PATCH,          \
+                            SCOPEPROF_ENABLED, SCOPEPROF_WITH_NVTX, SCOPEPROF_WITH_CUDA, SCOPEPROF_WITH_CUPTI,   \
+                            SCOPEPROF_WITH_TORCH, SCOPEPROF_TORCH_CUDA)
+#define SCOPEPROF_NAMESPACE_BEGIN \
+  namespace scopeprof {           \
+  inline namespace SCOPEPROF_ABI_NAMESPACE {
+#define SCOPEPROF_NAMESPACE_END \
+  }                             \
+  }

@@ -13,11 +13,20 @@
 
 #include <string_view>
 
+// The default stream of the translation unit that holds the scope (per-thread under nvcc's
+// --default-stream per-thread), carried by its call site.
+#if defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
+#define SCOPEPROF_DETAIL_PER_THREAD_STREAM true
+#else
+#define SCOPEPROF_DETAIL_PER_THREAD_STREAM false
+#endif
+
 // A static call site and a scope object with one unique suffix; n comes from __COUNTER__, so several
 // scopes may share a line.
 #define SCOPEPROF_DETAIL_SITE(n, name_ptr, host_only)                                                         \
   static ::scopeprof::call_site SCOPEPROF_CONCAT(scopeprof_site_, n) {                                        \
-    name_ptr, __FILE__, SCOPEPROF_FUNCTION_NAME, static_cast<unsigned>(__LINE__), host_only                  \
+    name_ptr, __FILE__, SCOPEPROF_FUNCTION_NAME, static_cast<unsigned>(__LINE__), host_only,                 \
+        SCOPEPROF_DETAIL_PER_THREAD_STREAM                                                                    \
   }
 #define SCOPEPROF_DETAIL_SCOPE(n, name_literal)                                                               \
   SCOPEPROF_DETAIL_SITE(n, name_literal, false);                                                              \

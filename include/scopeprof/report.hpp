@@ -8,17 +8,19 @@
 
 #include <scopeprof/clock.hpp>
 #include <scopeprof/config.hpp>
+#include <scopeprof/detail/demangle.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <ostream>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
-namespace scopeprof {
+SCOPEPROF_NAMESPACE_BEGIN
 
 /// @brief Accounting of scope entries: entered == recorded + dropped + in_flight, always.
 struct scope_counts {
@@ -149,8 +151,9 @@ struct flat_row {
 /// @brief One row of the kernel summary (the columns of Nsight Systems' cuda_gpu_kern_sum), per scope
 /// name and kernel name. Time % is the row's share of all kernel time in the report.
 struct kernel_summary_row {
-  std::string scope;   ///< innermost launching scope's name, "(no scope)" for kernels launched outside any
-  std::string kernel;  ///< kernel name as CUPTI gives it (mangled or not), bytes kept as they are
+  std::string scope;    ///< innermost launching scope's name, "(no scope)" for kernels launched outside any
+  std::string kernel;   ///< kernel name demangled (C++ kernels), as Nsight Systems' kernel summary shows it
+  std::string mangled;  ///< kernel name exactly as CUPTI gives it (the symbol), bytes kept as they are
   duration_stats time;
   double time_pct = 0;
 };
@@ -288,7 +291,10 @@ class report {
   std::uint64_t orphan_count() const noexcept { return orphans_; }
   /// CUPTI kernels, copies and memsets by begin time (empty unless sources().cupti_valid).
   const std::vector<device_activity>& activities() const noexcept { return activities_; }
+  /// Kernel names exactly as CUPTI gives them (C++ kernels mangled), indexed by device_activity::name.
   const std::vector<std::string>& activity_names() const noexcept { return activity_names_; }
+  /// The same names demangled (unchanged where there is nothing to demangle).
+  const std::vector<std::string>& activity_demangled_names() const noexcept { return activity_demangled_; }
   /// Kernel summary by (scope name, kernel name), heaviest total first (empty unless sources().cupti_valid).
   const std::vector<kernel_summary_row>& kernel_summary() const noexcept { return kernel_summary_; }
 
@@ -329,6 +335,7 @@ class report {
   std::uint64_t orphans_ = 0;
   std::vector<device_activity> activities_;
   std::vector<std::string> activity_names_;
+  std::vector<std::string> activity_demangled_;
   std::vector<kernel_summary_row> kernel_summary_;
 };
 
@@ -438,6 +445,8 @@ class report_builder {
   // children's (instances are in pre-order, so children come after their parent).
   static void add_activities(report& r, raw_snapshot& raw, const std::vector<std::vector<std::int64_t>>& instance_of) {
     r.activity_names_ = std::move(raw.activity_names);
+    r.activity_demangled_.reserve(r.activity_names_.size());
+    for (const auto& n : r.activity_names_) r.activity_demangled_.push_back(demangle(n));  // once per name
     r.activities_.reserve(raw.activities.size());
     auto& in = r.instances_;
     for (const raw_activity& a : raw.activities) {
@@ -494,7 +503,8 @@ class report_builder {
       if (it.second) {
         r.kernel_summary_.emplace_back();
         r.kernel_summary_.back().scope = scope;
-        r.kernel_summary_.back().kernel = r.activity_names_[d.name];
+        r.kernel_summary_.back().kernel = r.activity_demangled_[d.name];
+        r.kernel_summary_.back().mangled = r.activity_names_[d.name];
         durations.emplace_back();
       }
       durations[it.first->second].push_back(d.duration_ns());
@@ -509,16 +519,30 @@ class report_builder {
                      [](const kernel_summary_row& a, const kernel_summary_row& b) { return a.time.sum > b.time.sum; });
   }
 
-  // Device self = span minus the union of the spans of its children timed on the same device and stream.
+  // Device self = span minus the union of the spans of its nearest device-timed descendants on the same
+  // device and stream, whatever lies between (host-only, sampled-out or other-stream scopes): so the self
+  // column of one stream adds up to the spans of its outermost scopes, and nothing is subtracted twice.
   static void compute_device_self(report& r) {
     auto& in = r.instances_;
     std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> child_spans(in.size());
+    // Instances are in pre-order: walk them with the chain of open ancestors and, per (device, stream), a
+    // stack of the timed ones among them, whose top is the nearest (linear in the instances, any depth).
+    using stream_key = std::pair<std::int32_t, std::uint64_t>;
+    std::map<stream_key, std::vector<std::size_t>> timed_ancestors;
+    std::vector<std::size_t> chain;
     for (std::size_t i = 0; i < in.size(); ++i) {
       const auto& c = in[i];
-      if (c.parent < 0 || c.device != device_status::ok) continue;
-      const auto& p = in[static_cast<std::size_t>(c.parent)];
-      if (p.device == device_status::ok && p.device_id == c.device_id && p.stream == c.stream)
-        child_spans[static_cast<std::size_t>(c.parent)].push_back({c.device_begin_ns, c.device_end_ns});
+      while (!chain.empty() && (c.parent < 0 || chain.back() != static_cast<std::size_t>(c.parent))) {
+        const auto& gone = in[chain.back()];
+        if (gone.device == device_status::ok) timed_ancestors[{gone.device_id, gone.stream}].pop_back();
+        chain.pop_back();
+      }
+      if (c.device == device_status::ok) {
+        auto& stack = timed_ancestors[{c.device_id, c.stream}];
+        if (!stack.empty()) child_spans[stack.back()].push_back({c.device_begin_ns, c.device_end_ns});
+        stack.push_back(i);
+      }
+      chain.push_back(i);
     }
     for (std::size_t i = 0; i < in.size(); ++i) {
       auto& s = in[i];
@@ -528,11 +552,11 @@ class report_builder {
       std::int64_t covered = 0, cur_b = 0, cur_e = 0;
       bool open = false;
       for (auto sp : spans) {
-        const std::int64_t b = std::max(sp.first, s.device_begin_ns);
-        const std::int64_t e = std::min(sp.second, s.device_end_ns);
+        const std::int64_t b = (std::max)(sp.first, s.device_begin_ns);
+        const std::int64_t e = (std::min)(sp.second, s.device_end_ns);
         if (e <= b) continue;
         if (open && b <= cur_e) {
-          cur_e = std::max(cur_e, e);
+          cur_e = (std::max)(cur_e, e);
         } else {
           if (open) covered += cur_e - cur_b;
           cur_b = b, cur_e = e, open = true;
@@ -675,4 +699,4 @@ class report_builder {
 
 inline report report::from_raw(detail::raw_snapshot raw) { return detail::report_builder::build(std::move(raw)); }
 
-}  // namespace scopeprof
+SCOPEPROF_NAMESPACE_END

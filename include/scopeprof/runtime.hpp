@@ -18,11 +18,15 @@
 #pragma once
 
 #include <scopeprof/backends/cuda_events.hpp>
+#include <scopeprof/backends/cuda_resolve.hpp>
 #include <scopeprof/backends/cupti.hpp>
 #include <scopeprof/clock.hpp>
 #include <scopeprof/config.hpp>
+#include <scopeprof/detail/env.hpp>
+#include <scopeprof/detail/file.hpp>
 #include <scopeprof/detail/log.hpp>
 #include <scopeprof/detail/recorder.hpp>
+#include <scopeprof/detail/snapshot.hpp>
 #include <scopeprof/format/chrome_trace.hpp>
 #include <scopeprof/format/csv.hpp>
 #include <scopeprof/format/json.hpp>
@@ -33,90 +37,16 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
-#include <iostream>
+#include <cstdio>
 #include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
 
-namespace scopeprof {
+SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
-inline std::string env_string(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? std::string(v) : std::string();
-}
-
-inline std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  return s;
-}
-
-/// The thread's device records from its reset floor up to `count` (published), in order.
-inline void device_records_of(thread_buffer& b, std::uint64_t count, std::vector<device_record*>& out) {
-  std::lock_guard<std::mutex> lock(b.mu);
-  for (device_chunk* ch : b.device_chunks)
-    for (std::uint64_t i = std::max(b.device_floor, ch->first); i < std::min<std::uint64_t>(count, ch->first + device_chunk::capacity); ++i)
-      out.push_back(&ch->records[i - ch->first]);
-}
-
-/// Warnings quote the value with control characters escaped, so a value cannot forge lines.
-inline std::string quoted(const std::string& value) { return "'" + display_name(value) + "'"; }
-
-/// Parse a 0/1 style switch; a malformed value gives one warning and the default.
-inline bool parse_switch(const char* name, const std::string& value, bool fallback) {
-  const std::string v = lower(value);
-  if (v.empty()) return fallback;
-  if (v == "0" || v == "off" || v == "false" || v == "no") return false;
-  if (v == "1" || v == "on" || v == "true" || v == "yes") return true;
-  warn(std::string(name) + "=" + quoted(value) + " is not one of 0, 1, on, off, true, false; using " + (fallback ? "1" : "0"));
-  return fallback;
-}
-
-/// Parse a positive integer (optional k/m/g suffix, powers of 1024); malformed: one warning, the default.
-inline std::uint64_t parse_count(const char* name, const std::string& value, std::uint64_t fallback) {
-  if (value.empty()) return fallback;
-  std::uint64_t v = 0;
-  std::size_t i = 0;
-  for (; i < value.size() && value[i] >= '0' && value[i] <= '9'; ++i) {
-    const auto digit = static_cast<std::uint64_t>(value[i] - '0');
-    if (v > (UINT64_MAX - digit) / 10) { i = 0; break; }
-    v = v * 10 + digit;
-  }
-  std::uint64_t mult = 1;
-  if (i > 0 && i + 1 == value.size()) {
-    const char s = static_cast<char>(value[i] | 0x20);
-    mult = s == 'k' ? 1024u : s == 'm' ? 1024u * 1024u : s == 'g' ? 1024u * 1024u * 1024u : 0u;
-    if (mult) ++i;
-  }
-  if (i == 0 || i != value.size() || v == 0 || mult == 0 || v > UINT64_MAX / mult) {
-    warn(std::string(name) + "=" + quoted(value) + " is not a positive whole number; using " + std::to_string(fallback));
-    return fallback;
-  }
-  return v * mult;
-}
-
-inline clock_kind parse_clock(const std::string& value) {
-  const std::string v = lower(value);
-  const clock_kind best = best_clock_kind();
-  if (v.empty() || v == "auto") return best;
-  clock_kind asked;
-  if (v == "steady") asked = clock_kind::steady;
-  else if (v == "tsc") asked = clock_kind::tsc;
-  else if (v == "cntvct") asked = clock_kind::cntvct;
-  else {
-    warn("SCOPEPROF_CLOCK=" + quoted(value) + " is not one of auto, tsc, steady, cntvct; using " + to_string(best));
-    return best;
-  }
-  if (!clock_kind_available(asked)) {
-    warn(std::string("SCOPEPROF_CLOCK=") + quoted(value) + ": " + to_string(asked) + " is not available on this machine; using " +
-         to_string(best));
-    return best;
-  }
-  return asked;
-}
-
-void report_at_exit() noexcept;
+inline void report_at_exit() noexcept;
 
 inline std::once_flag& init_flag() {
   static std::once_flag f;
@@ -133,7 +63,7 @@ inline void initialise() noexcept {
                                       r.max_records.load(std::memory_order_relaxed)),
                           std::memory_order_relaxed);
       g_default_device_every.store(
-          static_cast<std::uint32_t>(std::min<std::uint64_t>(
+          static_cast<std::uint32_t>((std::min<std::uint64_t>)(
               parse_count("SCOPEPROF_DEVICE_SAMPLE", env_string("SCOPEPROF_DEVICE_SAMPLE"), 1), UINT32_MAX)),
           std::memory_order_relaxed);
       if (!parse_switch("SCOPEPROF_DEVICE", env_string("SCOPEPROF_DEVICE"), true))
@@ -160,17 +90,54 @@ inline void initialise() noexcept {
   }
 }
 
-/// Read one thread's counters as one consistent set, without stopping the owner. `recorded` and
-/// `dropped` are read first (acquire): every scope they count was entered before, so the `entered` read
-/// afterwards includes it, and in_flight = entered - recorded - dropped is never negative.
-struct thread_counters {
-  std::uint64_t entered, recorded, dropped;
-};
-inline thread_counters read_counters(const thread_buffer& b) noexcept {
-  const std::uint64_t recorded = b.recorded.load(std::memory_order_acquire);
-  const std::uint64_t dropped = b.dropped.load(std::memory_order_acquire);
-  const std::uint64_t entered = b.entered.load(std::memory_order_acquire);
-  return {entered, recorded, dropped};
+/// Ticks to nanoseconds, calibrated over the whole run so far (at least 20 ms of it), and the header's
+/// description of the host clock.
+inline tick_converter calibrated_converter(const registry& r, std::string& description) {
+  clock_anchor end = read_anchor();
+  if (g_clock_kind != clock_kind::steady && end.ns - r.clock_start.ns < 20'000'000) {
+    std::this_thread::sleep_for(std::chrono::nanoseconds(20'000'000 - (end.ns - r.clock_start.ns)));
+    end = read_anchor();
+  }
+  const tick_converter conv = tick_converter::between(g_clock_kind, r.clock_start, end);
+  char buf[160];
+  if (g_clock_kind == clock_kind::steady)
+    std::snprintf(buf, sizeof buf, "%s", to_string(g_clock_kind));
+  else
+    std::snprintf(buf, sizeof buf, "%s at %.4f GHz, calibrated against steady_clock over %.3f s", to_string(g_clock_kind),
+                  1.0 / conv.ns_per_tick, static_cast<double>(end.ns - r.clock_start.ns) / 1e9);
+  description = buf;
+  return conv;
+}
+
+/// The snapshot's sites, threads, counts, CUPTI records and warnings, from the registry view.
+inline void fill_snapshot(const registry& r, const registry_view& view, const tick_converter& conv,
+                          const std::vector<std::vector<device_record*>>& device, raw_snapshot& raw) {
+  raw.sites.reserve(view.sites.size());
+  for (const site_info* s : view.sites) raw.sites.push_back({s->name, s->file, s->function, s->line});
+  std::vector<thread_buffer*> buffers;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> record_ranges;  // {floor, recorded} per thread
+  for (std::size_t t = 0; t < view.threads.size(); ++t) {
+    const thread_view& tv = view.threads[t];
+    raw.threads.push_back(read_thread(tv, conv, device[t]));
+    const scope_counts& c = raw.threads.back().desc.counts;
+    raw.counts.entered += c.entered;
+    raw.counts.recorded += c.recorded;
+    raw.counts.dropped += c.dropped;
+    raw.counts.in_flight += c.in_flight;
+    buffers.push_back(tv.buffer);
+    record_ranges.emplace_back(tv.recorded_floor, tv.counters.recorded);
+  }
+  cupti_collect(raw, buffers, record_ranges);
+  if (view.unattached) {
+    raw.counts.entered += view.unattached;
+    raw.counts.dropped += view.unattached;
+    raw.warnings += "  warning: " + std::to_string(view.unattached) +
+                    " scopes ran on threads without a record buffer (out of memory, or in thread exit) and were dropped\n";
+  }
+  if (raw.counts.dropped)
+    raw.warnings += "  warning: " + std::to_string(raw.counts.dropped) +
+                    " finished scopes were dropped because the record buffer was full (cap " +
+                    std::to_string(r.max_records.load()) + " records; raise SCOPEPROF_MAX_RECORDS or call reset())\n";
 }
 
 }  // namespace detail
@@ -256,117 +223,35 @@ inline void set_thread_name(std::string_view name) noexcept {
 }
 
 /// @brief A snapshot of all finished scopes of all threads (running threads keep running; nothing waits
-/// for them). Never throws: on failure the report is empty and its warnings() say why.
+/// for them, and no scope waits for collect()). Never throws: on failure the report is empty and its
+/// warnings() say why.
 inline report collect() noexcept {
   using namespace detail;
   try {
-    detail::raw_snapshot raw;
+    raw_snapshot raw;
 #if SCOPEPROF_ENABLED
     initialise();
     registry& r = the_registry();
-    // The tick rate comes from the whole run so far; give it at least 20 ms to be accurate.
-    clock_anchor end = read_anchor();
-    if (g_clock_kind != clock_kind::steady && end.ns - r.clock_start.ns < 20'000'000) {
-      std::this_thread::sleep_for(std::chrono::nanoseconds(20'000'000 - (end.ns - r.clock_start.ns)));
-      end = read_anchor();
-    }
-    const tick_converter conv = tick_converter::between(g_clock_kind, r.clock_start, end);
+    std::lock_guard<std::mutex> serial(r.collect_mu);
+    const tick_converter conv = calibrated_converter(r, raw.sources.host);
     raw.origin_ns = r.clock_start.ns;
-    {
-      char buf[160];
-      if (g_clock_kind == clock_kind::steady)
-        std::snprintf(buf, sizeof buf, "%s", to_string(g_clock_kind));
-      else
-        std::snprintf(buf, sizeof buf, "%s at %.4f GHz, calibrated against steady_clock over %.3f s",
-                      to_string(g_clock_kind), 1.0 / conv.ns_per_tick, static_cast<double>(end.ns - r.clock_start.ns) / 1e9);
-      raw.sources.host = buf;
-    }
-    std::lock_guard<std::mutex> lock(r.mu);
-    // Device records: resolve what is pending (bulk, bounded wait), then attach them below.
-    std::vector<std::vector<device_record*>> device_by_thread(r.threads.size());
+    const registry_view view = view_registry(r);
+    // Device records: resolve what is pending (bulk, bounded wait per stream), then attach them below.
+    std::vector<std::vector<device_record*>> device(view.threads.size());
     {
       std::vector<device_record*> all;
-      for (std::size_t t = 0; t < r.threads.size(); ++t) {
-        thread_buffer* b = r.threads[t];
-        device_records_of(*b, b->device_recorded.load(std::memory_order_acquire), device_by_thread[t]);
-        all.insert(all.end(), device_by_thread[t].begin(), device_by_thread[t].end());
+      for (std::size_t t = 0; t < view.threads.size(); ++t) {
+        const thread_view& tv = view.threads[t];
+        device_records_in(tv.device_chunks, tv.device_floor, tv.device_count, device[t]);
+        all.insert(all.end(), device[t].begin(), device[t].end());
       }
       resolve_device_records(all);
     }
 #if SCOPEPROF_WITH_CUDA
-    raw.sources.device = device_evidence(raw.sources.device_valid);
+    raw.sources.device = device_evidence(raw.sources.device_valid, conv.ns_per_tick);
     raw.sources.torch = torch_evidence_text();
 #endif
-    raw.sites.reserve(r.sites.size());
-    for (const auto& s : r.sites) raw.sites.push_back({s->name, s->file, s->function, s->line});
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> record_ranges;  // {floor, recorded} per thread
-    for (std::size_t ti = 0; ti < r.threads.size(); ++ti) {
-      thread_buffer* b = r.threads[ti];
-      const thread_counters c = read_counters(*b);
-      detail::raw_thread t;
-      std::vector<const chunk*> chunks;
-      {
-        std::lock_guard<std::mutex> block(b->mu);
-        chunks.assign(b->chunks.begin(), b->chunks.end());
-        t.desc.name = b->name;
-        t.desc.counts.recorded = c.recorded - b->recorded_floor;
-        t.desc.counts.dropped = c.dropped - b->dropped_floor;
-        t.desc.counts.entered = c.entered - b->entered_floor;
-        t.desc.counts.in_flight = t.desc.counts.entered - t.desc.counts.recorded - t.desc.counts.dropped;
-        const std::uint64_t from = b->recorded_floor;
-        record_ranges.emplace_back(from, c.recorded);
-        t.records.reserve(static_cast<std::size_t>(c.recorded - from));
-        for (const chunk* ch : chunks) {
-          const std::uint64_t lo = std::max(from, ch->first);
-          const std::uint64_t hi = std::min<std::uint64_t>(c.recorded, ch->first + ch->capacity);
-          for (std::uint64_t i = lo; i < hi; ++i) {
-            const record& rec = ch->records()[i - ch->first];
-            detail::raw_instance x;
-            x.site = rec.site;
-            x.depth = rec.depth;
-            x.host_begin_ns = conv.to_ns(rec.begin_ticks);
-            x.host_end_ns = conv.to_ns(rec.end_ticks);
-            t.records.push_back(x);
-          }
-        }
-      }
-      for (const device_record* d : device_by_thread[ti]) {
-        if (d->host_index == no_record || d->host_index < b->recorded_floor || d->host_index >= c.recorded) continue;
-        detail::raw_instance& x = t.records[static_cast<std::size_t>(d->host_index - b->recorded_floor)];
-        x.device_id = d->device;
-        x.stream = reinterpret_cast<std::uintptr_t>(d->stream);
-        switch (d->state) {
-          case dev_resolved:
-            x.device = device_status::ok;
-            x.device_begin_ns = d->begin_ns;
-            x.device_end_ns = d->end_ns;
-            break;
-          case dev_captured: x.device = device_status::captured; break;
-          case dev_invalid: x.device = device_status::invalid; break;
-          default: break;  // still running: not timed in this report
-        }
-      }
-      t.desc.index = b->ordinal;
-      t.desc.os_id = b->os_id;
-      t.desc.exited = b->exited;
-      raw.counts.entered += t.desc.counts.entered;
-      raw.counts.recorded += t.desc.counts.recorded;
-      raw.counts.dropped += t.desc.counts.dropped;
-      raw.counts.in_flight += t.desc.counts.in_flight;
-      raw.threads.push_back(std::move(t));
-    }
-    cupti_collect(raw, r.threads, record_ranges);
-    const std::uint64_t unattached = r.unattached_drops.load(std::memory_order_relaxed) - r.unattached_floor;
-    if (unattached) {
-      raw.counts.entered += unattached;
-      raw.counts.dropped += unattached;
-      raw.warnings += "  warning: " + std::to_string(unattached) +
-                      " scopes ran on threads without a record buffer (out of memory, or in thread exit) and were dropped\n";
-    }
-    if (raw.counts.dropped)
-      raw.warnings += "  warning: " + std::to_string(raw.counts.dropped) +
-                      " finished scopes were dropped because the record buffer was full (cap " +
-                      std::to_string(r.max_records.load()) + " records; raise SCOPEPROF_MAX_RECORDS or call reset())\n";
+    fill_snapshot(r, view, conv, device, raw);
 #else
     raw.sources.host = "compiled out (SCOPEPROF_DISABLE)";
     raw.sources.device = "compiled out (SCOPEPROF_DISABLE)";
@@ -384,51 +269,31 @@ inline report collect() noexcept {
 }
 
 /// @brief Forget every finished scope recorded so far (scopes open now are kept and recorded when they end)
-/// and give their memory back.
+/// and give their memory back; threads that have exited are forgotten altogether. Never waits for the GPU.
 inline void reset() noexcept {
 #if SCOPEPROF_ENABLED
   using namespace detail;
   initialise();
   registry& r = the_registry();
-  std::lock_guard<std::mutex> lock(r.mu);
-  r.unattached_floor = r.unattached_drops.load(std::memory_order_relaxed);
-  for (thread_buffer* b : r.threads) {
-    const thread_counters c = read_counters(*b);
-    // Device records all belong to finished scopes, so all are discarded: resolve them first so their
-    // events go back to the pool.
-    const std::uint64_t device_count = b->device_recorded.load(std::memory_order_acquire);
-    std::vector<device_record*> discarded;
-    try {
-      device_records_of(*b, device_count, discarded);
-    } catch (...) {
-    }
-    resolve_device_records(discarded);
-    std::lock_guard<std::mutex> block(b->mu);
-    b->device_floor = device_count;
+  try {
+    std::lock_guard<std::mutex> serial(r.collect_mu);
+    std::vector<std::pair<thread_buffer*, bool>> threads;  // (buffer, exited)
     {
-      std::size_t n = 0;
-      if (b->exited) n = b->device_chunks.size();
-      else
-        while (n + 1 < b->device_chunks.size() && b->device_chunks[n]->first + device_chunk::capacity <= device_count) ++n;
-      for (std::size_t i = 0; i < n; ++i) {
-        delete b->device_chunks[i];
-        r.device_records_held.fetch_sub(device_chunk::capacity, std::memory_order_relaxed);
-      }
-      b->device_chunks.erase(b->device_chunks.begin(), b->device_chunks.begin() + static_cast<std::ptrdiff_t>(n));
+      std::lock_guard<std::mutex> lock(r.mu);
+      r.unattached_floor = r.unattached_drops.load(std::memory_order_relaxed);
+      threads.reserve(r.threads.size());
+      for (thread_buffer* b : r.threads) threads.emplace_back(b, b->exited);
     }
-    b->recorded_floor = c.recorded;
-    b->dropped_floor = c.dropped;
-    b->entered_floor = c.recorded + c.dropped;  // scopes open now stay counted as entered
-    // Free every chunk that holds only discarded records, except the one the owner is writing to; an
-    // exited thread writes no more, so all of its chunks go.
-    std::size_t n = 0;
-    if (b->exited) n = b->chunks.size();
-    else
-      while (n + 1 < b->chunks.size() && b->chunks[n]->first + b->chunks[n]->capacity <= c.recorded) ++n;
-    for (std::size_t i = 0; i < n; ++i) return_chunk(r, b->chunks[i]);
-    b->chunks.erase(b->chunks.begin(), b->chunks.begin() + static_cast<std::ptrdiff_t>(n));
+    std::vector<thread_buffer*> emptied;
+    for (const auto& [b, exited] : threads) {
+      discard_thread(r, *b, exited);
+      if (exited) emptied.push_back(b);
+    }
+    cupti_reset();
+    release_exited(r, emptied, [](thread_buffer* b) { cupti_forget_thread(b); });
+  } catch (...) {
+    // Out of memory while listing threads: what was freed stays freed; the rest waits for the next reset.
   }
-  cupti_reset();
   r.alloc_epoch.fetch_add(1, std::memory_order_acq_rel);
 #endif
 }
@@ -440,18 +305,21 @@ inline bool ends_with(const std::string& s, const char* suffix) {
   return s.size() >= t.size() && lower(s.substr(s.size() - t.size())) == t;
 }
 
-/// SCOPEPROF_REPORT at normal exit. Errors are printed, never raised.
+/// SCOPEPROF_REPORT at normal exit. Errors are printed, never raised. Registered once at start-up and
+/// again after anything that may have initialised the CUDA runtime (rearm_exit_report()): handlers run
+/// in reverse order of registration, so the newest runs before the runtime's own teardown, and the
+/// others find the report written.
 inline void report_at_exit() noexcept {
+  static std::atomic<bool> done{false};
+  if (done.exchange(true)) return;
   try {
     const std::string target = the_registry().report_target;
     const report rep = collect();
-    if (target == "stderr") {
-      rep.print(std::cerr);
-      return;
-    }
-    if (target == "stdout") {
-      rep.print(std::cout);
-      std::cout.flush();
+    if (target == "stderr" || target == "stdout") {  // stdio, not iostream: no static initializer in users' TUs
+      std::FILE* out = target == "stderr" ? stderr : stdout;
+      const std::string text = rep.to_string();
+      std::fwrite(text.data(), 1, text.size(), out);
+      std::fflush(out);
       return;
     }
     write_result res;
@@ -468,5 +336,10 @@ inline void report_at_exit() noexcept {
   }
 }
 
+inline void rearm_exit_report() noexcept {
+  registry& r = the_registry();
+  if (!r.report_target.empty()) std::atexit(&report_at_exit);
+}
+
 }  // namespace detail
-}  // namespace scopeprof
+SCOPEPROF_NAMESPACE_END

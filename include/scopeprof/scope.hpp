@@ -7,6 +7,7 @@
 //   }
 #pragma once
 
+#include <scopeprof/backends/cuda_device.hpp>
 #include <scopeprof/backends/cuda_events.hpp>
 #include <scopeprof/backends/cupti.hpp>
 #include <scopeprof/backends/torch.hpp>
@@ -18,7 +19,7 @@
 #include <cstdint>
 #include <string_view>
 
-namespace scopeprof {
+SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
 inline std::atomic<std::uint64_t> g_cross_thread_exits{0};
@@ -102,7 +103,7 @@ class scope {
 #if SCOPEPROF_WITH_CUDA
     // After the host begin: the device span starts inside the host scope that launched it.
     if (detail::g_device_timing.load(std::memory_order_relaxed) != detail::device_timing_off)
-      detail::device_begin(device_, *info, stream);  // no stream named: see default_stream_policy()
+      detail::device_begin(device_, *info, stream, begin_ticks_);  // no stream named: see default_stream_policy()
 #else
     (void)stream;
 #endif
@@ -172,5 +173,5 @@ class scope {
 #endif
 };
 
-}  // namespace scopeprof
+SCOPEPROF_NAMESPACE_END
 

@@ -54,7 +54,7 @@
 #define SCOPEPROF_TORCH_HAVE_DLSYM 0
 #endif
 
-namespace scopeprof {
+SCOPEPROF_NAMESPACE_BEGIN
 
 /// @brief What one profiler event is, as this table names it.
 enum class torch_event_kind {
@@ -531,7 +531,7 @@ class torch_profile_result {
     std::vector<std::size_t> width(header.size(), 0);
     for (std::size_t j = 0; j < header.size(); ++j) width[j] = header[j].size();
     for (const auto& c : cells)
-      for (std::size_t j = 0; j < c.size(); ++j) width[j] = std::max(width[j], detail::display_width(c[j]));
+      for (std::size_t j = 0; j < c.size(); ++j) width[j] = (std::max)(width[j], detail::display_width(c[j]));
     auto emit = [&](const std::vector<std::string>& c) {
       std::string line;
       for (std::size_t j = 0; j < c.size(); ++j) {
@@ -547,7 +547,7 @@ class torch_profile_result {
     emit(header);
     std::size_t rule = 0;
     for (std::size_t j = 0; j < width.size(); ++j) rule += width[j] + (j ? 2 : 0);
-    out += std::string(std::min<std::size_t>(rule, 160), '-') + "\n";
+    out += std::string((std::min<std::size_t>)(rule, 160), '-') + "\n";
     for (const auto& c : cells) emit(c);
     if (shown < rows.size()) out += "(" + std::to_string(rows.size() - shown) + " more rows not shown)\n";
 
@@ -734,4 +734,4 @@ class torch_profile {
   std::string error_;
 };
 
-}  // namespace scopeprof
+SCOPEPROF_NAMESPACE_END

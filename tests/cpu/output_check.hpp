@@ -250,8 +250,14 @@ inline std::string check_chrome_trace(const scopeprof::report& r, const std::str
       } else if (pid == 3) {  // CUPTI kernels, copies and memsets, in report order
         if (cupti_count >= r.activities().size()) return where + "more CUPTI events than activities";
         const auto& a = r.activities()[cupti_count++];
-        const std::string& an = a.name < r.activity_names().size() ? r.activity_names()[a.name] : std::string();
+        const bool named = a.name < r.activity_names().size();
+        const std::string an = named ? r.activity_demangled_names()[a.name] : std::string();
         if (name->text != scopeprof::detail::to_valid_utf8(an)) return where + "kernel name differs";
+        const json* args = ev.find("args");
+        const json* mangled = args ? args->find("mangled") : nullptr;
+        if (named && an != r.activity_names()[a.name] &&
+            (!mangled || mangled->text != scopeprof::detail::to_valid_utf8(r.activity_names()[a.name])))
+          return where + "mangled kernel name missing from args";
         if (ts != a.begin_ns - r.origin_ns() || dur != a.duration_ns()) return where + "kernel times differ";
         cupti_tids.insert(tid);
       } else {

@@ -182,6 +182,51 @@ TEST_CASE("a kernel summary groups by scope name and kernel name with the nsys c
   CHECK(r.find("loop")->kernels == 3);
 }
 
+TEST_CASE("kernel names: tables show them demangled and cut as Nsight does; JSON and trace keep the symbol") {
+  // Symbols as nvcc emits them (this one: void scopeprof_gpu::spin_kernel(unsigned long long, unsigned long long*)).
+  const std::string spin = "_ZN13scopeprof_gpu11spin_kernelEyPy";
+  const std::string arg(150, 'A');  // k<A...A>(float*): a 150-character template argument
+  const std::string long_symbol = "_Z1kI" + std::to_string(arg.size()) + arg + "EvPf";
+  auto s = snapshot({"loop"}, {rec(0, 0, 0, 10), rec(0, 0, 20, 30)});
+  s.sources.cupti_valid = true;
+  s.activity_names = {spin, long_symbol, "vectorAdd"};
+  s.activities = {act(activity_kind::kernel, 0, 0, 0, 100, 110), act(activity_kind::kernel, 0, 1, 1, 200, 230),
+                  act(activity_kind::kernel, 0, 1, 2, 300, 320)};
+  const auto r = scopeprof::report::from_raw(std::move(s));
+  REQUIRE(r.kernel_summary().size() == 3);
+  const std::string spin_demangled = "scopeprof_gpu::spin_kernel(unsigned long long, unsigned long long*)";
+  bool seen_spin = false;
+  for (const auto& k : r.kernel_summary()) {
+    if (k.mangled == spin) {
+      seen_spin = true;
+      CHECK(k.kernel == spin_demangled);
+    }
+    if (k.mangled == "vectorAdd") CHECK(k.kernel == "vectorAdd");
+  }
+  CHECK(seen_spin);
+  const std::string text = r.to_string();
+  CHECK(text.find(spin_demangled) != std::string::npos);
+  CHECK(text.find(spin) == std::string::npos);
+  // The 150-character argument makes the demangled name longer than 100: 99 characters and an ellipsis.
+  const std::string long_demangled = "void k<" + arg + ">(float*)";
+  CHECK(text.find(long_demangled.substr(0, 99) + "\xE2\x80\xA6") != std::string::npos);
+  CHECK(text.find(long_demangled) == std::string::npos);
+  sptest::json j;
+  std::string error;
+  REQUIRE(sptest::parse_json(r.json(), j, error));
+  const sptest::json* summary = j.find("kernel_summary");
+  REQUIRE(summary != nullptr);
+  bool json_long = false;
+  for (const auto& k : summary->items)
+    if (k.find("mangled")->text == long_symbol) json_long = k.find("name")->text == long_demangled;
+  CHECK(json_long);  // whole, never cut
+  const std::string trace = r.chrome_trace();
+  CHECK(trace.find("\"name\":\"" + spin_demangled + "\"") != std::string::npos);
+  CHECK(trace.find("\"mangled\":\"" + spin + "\"") != std::string::npos);
+  CHECK(trace.find("\"mangled\":\"vectorAdd\"") == std::string::npos);  // nothing to add for a C name
+  CHECK(sptest::check_all_outputs(r) == "");
+}
+
 TEST_CASE("recursion: a name nested in itself counts its busy time once in the flat table") {
   auto s = snapshot({"rec"}, {rec(0, 1, 10, 20), rec(0, 0, 0, 100)});
   s.sources.cupti_valid = true;

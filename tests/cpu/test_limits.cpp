@@ -3,6 +3,8 @@
 #include "csv_check.hpp"
 #include "json_check.hpp"
 
+#include "process_stats.hpp"
+
 #include <scopeprof.hpp>
 
 #include <doctest/doctest.h>
@@ -36,14 +38,6 @@ void run_scopes(std::uint64_t n) {
 void run_scopes_on_new_thread(std::uint64_t n) {
   std::thread t([n] { run_scopes(n); });
   t.join();
-}
-
-long vm_rss_kib() {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
-  return -1;
 }
 
 }  // namespace
@@ -135,12 +129,12 @@ TEST_CASE("reset() gives back the memory of threads that have exited") {
 TEST_CASE("memory stays bounded: 2M scopes under a 100k record cap") {
   cap_guard guard;
   scopeprof::reset();
-  const long before = vm_rss_kib();
+  const long before = sptest::vm_rss_kib();
   REQUIRE(before > 0);
   const std::uint64_t room = 100'000;
   scopeprof::set_max_records(held_records() + room);
   run_scopes_on_new_thread(2'000'000);
-  const long after = vm_rss_kib();
+  const long after = sptest::vm_rss_kib();
   const scopeprof::report r = scopeprof::collect();
   CHECK(r.counts().entered == 2'000'000);
   CHECK(r.counts().recorded <= room);

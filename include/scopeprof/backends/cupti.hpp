@@ -33,7 +33,23 @@
 #include <scopeprof/backends/cuda_events.hpp>
 #include <cupti_activity.h>
 #include <cupti_callbacks.h>
+#include <cupti_version.h>
 #include <dlfcn.h>
+
+#include <new>
+
+// Records are read through the oldest layouts that carry every field used (CUDA 11.0's Kernel5, Memcpy4
+// and Memset3): later versions only append fields, so these offsets hold for the records of any newer
+// libcupti as well (checked against CUDA 13.0's Kernel10, Memcpy6 and Memset4).
+#if CUPTI_API_VERSION < 13
+#error "scopeprof's CUPTI collector needs CUPTI from CUDA 11.0 or newer; build with SCOPEPROF_WITH_CUPTI=0"
+#endif
+// cuptiSubscribe_v2 (it names the tool that holds CUPTI) exists in newer CUPTI only.
+#if defined(CUpti_SubscriberParams_STRUCT_SIZE)
+#define SCOPEPROF_CUPTI_SUBSCRIBE_V2 1
+#else
+#define SCOPEPROF_CUPTI_SUBSCRIBE_V2 0
+#endif
 
 #include <chrono>
 #include <cstdlib>
@@ -42,7 +58,7 @@
 #include <unordered_map>
 #endif
 
-namespace scopeprof {
+SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
 /// Set by scopeprof::torch_profile once a torch profiler session with CUDA activity has started in this
@@ -86,7 +102,9 @@ constexpr std::uint64_t cupti_probe_slot = (std::uint64_t{1} << (64 - cupti_seq_
 /// The CUPTI entry points scopeprof uses, resolved with dlsym.
 struct cupti_api {
   decltype(&cuptiSubscribe) subscribe = nullptr;
+#if SCOPEPROF_CUPTI_SUBSCRIBE_V2
   decltype(&cuptiSubscribe_v2) subscribe_v2 = nullptr;  // optional: names the tool that holds CUPTI
+#endif
   decltype(&cuptiUnsubscribe) unsubscribe = nullptr;
   decltype(&cuptiActivityEnable) enable = nullptr;
   decltype(&cuptiActivityDisable) disable = nullptr;
@@ -176,7 +194,7 @@ inline void CUPTIAPI cupti_buffer_requested(std::uint8_t** buffer, std::size_t* 
       c.free_buffers.pop_back();
     }
   }
-  if (b == nullptr) b = static_cast<std::uint8_t*>(std::aligned_alloc(8, cupti_buffer_bytes));
+  if (b == nullptr) b = static_cast<std::uint8_t*>(::operator new(cupti_buffer_bytes, std::align_val_t{8}, std::nothrow));
   *buffer = b;
   *size = b != nullptr ? cupti_buffer_bytes : 0;
   *max_records = 0;
@@ -208,21 +226,21 @@ inline void CUPTIAPI cupti_buffer_completed(CUcontext context, std::uint32_t str
       switch (rec->kind) {
         case CUPTI_ACTIVITY_KIND_KERNEL:
         case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
-          const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(rec);
+          const auto* k = reinterpret_cast<const CUpti_ActivityKernel5*>(rec);
           e = {activity_kind::kernel, k->correlationId, static_cast<std::int32_t>(k->deviceId), k->streamId, k->graphId,
                host(k->start), host(k->end), c.log.intern(k->name != nullptr ? k->name : "(unnamed kernel)")};
           c.log.add(e);
           break;
         }
         case CUPTI_ACTIVITY_KIND_MEMCPY: {
-          const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(rec);
+          const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy4*>(rec);
           e = {activity_kind::memcpy, m->correlationId, static_cast<std::int32_t>(m->deviceId), m->streamId, m->graphId,
                host(m->start), host(m->end), memcpy_name(c.log, m->copyKind)};
           c.log.add(e);
           break;
         }
         case CUPTI_ACTIVITY_KIND_MEMSET: {
-          const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(rec);
+          const auto* m = reinterpret_cast<const CUpti_ActivityMemset3*>(rec);
           e = {activity_kind::memset, m->correlationId, static_cast<std::int32_t>(m->deviceId), m->streamId, m->graphId,
                host(m->start), host(m->end), c.log.intern("[CUDA memset]")};
           c.log.add(e);
@@ -247,7 +265,7 @@ inline void CUPTIAPI cupti_buffer_completed(CUcontext context, std::uint32_t str
   try {
     c.free_buffers.push_back(buffer);
   } catch (...) {
-    std::free(buffer);
+    ::operator delete(buffer, std::align_val_t{8});
   }
 }
 
@@ -294,7 +312,9 @@ inline void cupti_load(cupti_collector& c) {
   };
   cupti_api& a = c.api;
   sym(a.subscribe, "cuptiSubscribe", true);
+#if SCOPEPROF_CUPTI_SUBSCRIBE_V2
   sym(a.subscribe_v2, "cuptiSubscribe_v2", false);
+#endif
   sym(a.unsubscribe, "cuptiUnsubscribe", true);
   sym(a.enable, "cuptiActivityEnable", true);
   sym(a.disable, "cuptiActivityDisable", true);
@@ -387,7 +407,7 @@ inline probe_result cupti_probe(cupti_collector& c, std::string& why) noexcept {
   c.api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   try {
     std::lock_guard<std::mutex> lock(c.mu);
-    const probe_check pc = c.log.check_probe(id, std::min(from, c.log.entries().size()));
+    const probe_check pc = c.log.check_probe(id, (std::min)(from, c.log.entries().size()));
     if (!pc.memset_seen) {
       why = "CUPTI stopped delivering records to scopeprof (another collector, such as a torch profiler session, "
             "took over CUPTI's activity buffers or disabled its record kinds)";
@@ -462,6 +482,9 @@ inline bool cupti_enable_kind_locked(cupti_collector& c, CUpti_ActivityKind k, s
 
 SCOPEPROF_NOINLINE inline void cupti_start() noexcept {
   cupti_collector& c = the_cupti();
+  struct rearm_at_return {  // the start-up probe may be the process's first CUDA runtime call
+    ~rearm_at_return() { rearm_exit_report(); }
+  } rearm;
   try {
     std::call_once(c.load_once, [&] { cupti_load(c); });
     std::unique_lock<std::mutex> lock(c.mu);
@@ -472,7 +495,9 @@ SCOPEPROF_NOINLINE inline void cupti_start() noexcept {
     }
     // Claim the subscriber slot first: it is how CUPTI tells us another tool is collecting.
     CUptiResult r;
-    char holder[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 64] = {};
+    char holder[128] = {};
+#if SCOPEPROF_CUPTI_SUBSCRIBE_V2
+    static_assert(sizeof holder >= CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN, "room for the holder's name");
     if (c.api.subscribe_v2 != nullptr) {
       CUpti_SubscriberParams p{};
       p.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
@@ -480,7 +505,9 @@ SCOPEPROF_NOINLINE inline void cupti_start() noexcept {
       p.oldSubscriberName = holder;
       p.oldSubscriberSize = sizeof holder;
       r = c.api.subscribe_v2(&c.subscriber, &cupti_subscriber_callback, nullptr, &p);
-    } else {
+    } else
+#endif
+    {
       r = c.api.subscribe(&c.subscriber, &cupti_subscriber_callback, nullptr);
     }
     if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
@@ -706,7 +733,7 @@ inline void cupti_collect(raw_snapshot& raw, const std::vector<thread_buffer*>& 
       const std::uint64_t n = ct.published.load(std::memory_order_acquire);
       std::lock_guard<std::mutex> tl(ct.mu);
       for (const cupti_pair_chunk* ch : ct.chunks)
-        for (std::uint64_t i = std::max(ct.floor, ch->first); i < std::min<std::uint64_t>(n, ch->first + cupti_pair_chunk::capacity); ++i)
+        for (std::uint64_t i = (std::max)(ct.floor, ch->first); i < (std::min<std::uint64_t>)(n, ch->first + cupti_pair_chunk::capacity); ++i)
           index_of[s].emplace(ch->pairs[i - ch->first].seq, ch->pairs[i - ch->first].host_index);
     }
     const attribution at = c.log.attribute(
@@ -749,7 +776,7 @@ inline void cupti_reset() noexcept {
       const std::uint64_t n = ct.published.load(std::memory_order_acquire);
       std::lock_guard<std::mutex> tl(ct.mu);
       for (const cupti_pair_chunk* ch : ct.chunks)
-        for (std::uint64_t i = std::max(ct.floor, ch->first); i < std::min<std::uint64_t>(n, ch->first + cupti_pair_chunk::capacity); ++i)
+        for (std::uint64_t i = (std::max)(ct.floor, ch->first); i < (std::min<std::uint64_t>)(n, ch->first + cupti_pair_chunk::capacity); ++i)
           finished[s].emplace(ch->pairs[i - ch->first].seq, 0);
       ct.floor = n;
       std::size_t k = 0;
@@ -773,11 +800,27 @@ inline void cupti_reset() noexcept {
 
 inline bool cupti_is_on() noexcept { return g_cupti_on.load(std::memory_order_acquire) != 0; }
 
+/// reset() releases a thread's buffer once the thread has exited: its pairs go, and its slot can no longer
+/// be matched to a buffer (a new thread's buffer may get the same address).
+inline void cupti_forget_thread(const thread_buffer* b) noexcept {
+  cupti_collector& c = the_cupti();
+  std::lock_guard<std::mutex> lock(c.mu);
+  for (auto& t : c.threads) {
+    if (t->owner != b) continue;
+    std::lock_guard<std::mutex> tl(t->mu);
+    t->owner = nullptr;
+    for (cupti_pair_chunk* ch : t->chunks) delete ch;
+    t->chunks.clear();
+    t->floor = t->published.load(std::memory_order_acquire);
+  }
+}
+
 #else  // !SCOPEPROF_WITH_CUPTI
 
 inline void cupti_start() noexcept {}
 inline void cupti_stop() noexcept {}
 inline bool cupti_is_on() noexcept { return false; }
+inline void cupti_forget_thread(const thread_buffer*) noexcept {}
 inline void cupti_reset() noexcept {}
 inline void cupti_collect(raw_snapshot&, const std::vector<thread_buffer*>&,
                           const std::vector<std::pair<std::uint64_t, std::uint64_t>>&) {}
@@ -805,4 +848,4 @@ inline void set_cupti(bool on) noexcept {
 /// @brief True while the CUPTI collector is collecting.
 inline bool cupti_enabled() noexcept { return detail::cupti_is_on(); }
 
-}  // namespace scopeprof
+SCOPEPROF_NAMESPACE_END

@@ -13,7 +13,7 @@
 #include <nvtx3/nvToolsExt.h>
 #endif
 
-namespace scopeprof {
+SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
 /// A stable ARGB colour for a name, from a palette chosen to stay readable on light and dark timelines.
@@ -73,4 +73,4 @@ SCOPEPROF_ALWAYS_INLINE void nvtx_pop() noexcept {}
 #endif
 
 }  // namespace detail
-}  // namespace scopeprof
+SCOPEPROF_NAMESPACE_END

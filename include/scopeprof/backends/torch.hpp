@@ -21,15 +21,12 @@
 
 // torch's current CUDA stream: needs LibTorch built with CUDA (libc10_cuda), which the header alone does not
 // prove (Debian's CPU-only libtorch-dev ships c10/cuda/ headers without the library); the CMake target says.
-#ifndef SCOPEPROF_TORCH_CUDA
-#define SCOPEPROF_TORCH_CUDA 0
-#endif
-#if SCOPEPROF_TORCH_CUDA && SCOPEPROF_WITH_CUDA
+#if SCOPEPROF_TORCH_CUDA
 #include <c10/cuda/CUDAStream.h>
 #endif
 #endif
 
-namespace scopeprof {
+SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
 #if SCOPEPROF_ENABLED && SCOPEPROF_WITH_TORCH
@@ -94,4 +91,4 @@ inline const char* torch_evidence_text() noexcept { return "not built (SCOPEPROF
 #endif
 
 }  // namespace detail
-}  // namespace scopeprof
+SCOPEPROF_NAMESPACE_END

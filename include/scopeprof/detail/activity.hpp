@@ -11,7 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace scopeprof {
+SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
 /// One kernel, memcpy or memset as received, times already on the host timeline (steady_clock ns).
@@ -129,4 +129,4 @@ class activity_log {
 };
 
 }  // namespace detail
-}  // namespace scopeprof
+SCOPEPROF_NAMESPACE_END

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <string>
 
-namespace scopeprof {
+SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
 inline write_result write_file(const std::string& path, const std::string& contents, const char* what) noexcept {
@@ -44,4 +44,4 @@ write_result write_rendered(const std::string& path, const char* what, Render re
 }
 
 }  // namespace detail
-}  // namespace scopeprof
+SCOPEPROF_NAMESPACE_END

@@ -1,10 +1,12 @@
 // scopeprof: the library's own messages. They go to stderr, prefixed, and never throw.
 #pragma once
 
+#include <scopeprof/config.hpp>
+
 #include <cstdio>
 #include <string>
 
-namespace scopeprof {
+SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
 inline void warn(const std::string& message) noexcept {
@@ -13,4 +15,4 @@ inline void warn(const std::string& message) noexcept {
 }
 
 }  // namespace detail
-}  // namespace scopeprof
+SCOPEPROF_NAMESPACE_END

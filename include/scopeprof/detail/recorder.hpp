@@ -27,7 +27,7 @@
 #include <unistd.h>
 #endif
 
-namespace scopeprof {
+SCOPEPROF_NAMESPACE_BEGIN
 
 /// @brief Names longer than this many bytes are cut (at a UTF-8 boundary) and end in "...".
 constexpr std::size_t max_name_bytes = 512;
@@ -46,6 +46,7 @@ struct site_info {
   // Device timing policy for this site: 0 = host only, N = time every Nth entry (1 = every entry).
   std::atomic<std::uint32_t> device_every{1};
   bool host_only = false;  // PROF_SCOPE_HOST: sampling settings never turn device timing on
+  bool per_thread_stream = false;  // the site's TU was built with the per-thread default stream
   std::atomic<std::uint64_t> device_entries{0};  // only counted when device_every > 1
 };
 
@@ -59,11 +60,15 @@ struct call_site {
   const char* function;
   std::uint32_t line;
   bool host_only;  // PROF_SCOPE_HOST: never device-timed
+  // The default stream of the site's own translation unit (nvcc --default-stream per-thread defines
+  // CUDA_API_PER_THREAD_DEFAULT_STREAM there): kept per site, so TUs built either way share one library.
+  bool per_thread_stream;
   std::atomic<detail::site_info*> info{nullptr};
 
   constexpr call_site(const char* name_, const char* file_, const char* function_, std::uint32_t line_,
-                      bool host_only_ = false) noexcept
-      : name(name_), file(file_), function(function_), line(line_), host_only(host_only_) {}
+                      bool host_only_ = false, bool per_thread_stream_ = false) noexcept
+      : name(name_), file(file_), function(function_), line(line_), host_only(host_only_),
+        per_thread_stream(per_thread_stream_) {}
   call_site(const call_site&) = delete;
   call_site& operator=(const call_site&) = delete;
 };
@@ -110,7 +115,7 @@ struct device_record {
   void* stream = nullptr;
   std::uint64_t capture_id = 0;  // non-zero: recorded while the stream was being captured into a graph
   std::int32_t device = -1;
-  std::uint32_t reference = 0;   // which of the device's reference events the begin event is placed against
+  std::uint32_t reference = 0;   // generation of the reference event current when the scope began
   std::uint32_t state = 0;       // device_record_state, written by collect under the registry mutex
   std::int64_t begin_ns = 0;     // resolved times on the host timeline
   std::int64_t end_ns = 0;
@@ -121,6 +126,19 @@ struct device_chunk {
   static constexpr std::uint32_t capacity = 1024;
   std::uint64_t first = 0;
   device_record records[capacity];
+};
+
+/// Per-thread cache for runtime names: (call site, name) -> site_info. Grows only on a new name. Held by
+/// the thread's buffer (not a thread_local of its own: that would give every including TU a TLS
+/// initializer) and freed when the thread exits.
+struct dynamic_name_cache {
+  struct slot {
+    std::uint64_t hash = 0;
+    const call_site* cs = nullptr;
+    site_info* info = nullptr;
+  };
+  std::vector<slot> slots;  // open addressing, power-of-two size
+  std::size_t used = 0;
 };
 
 /// One thread's records and counters. Owned by the global registry, so it outlives its thread.
@@ -136,6 +154,7 @@ struct thread_buffer {
   std::uint64_t full_epoch = ~0ull;  // allocation epoch in which a refill last failed
   device_record* device_cursor = nullptr;
   device_record* device_limit = nullptr;
+  std::unique_ptr<dynamic_name_cache> dynamic_names;  // PROF_SCOPE_DYN lookups; freed at thread exit
   std::atomic<std::uint64_t> device_recorded{0};  // device records written since the thread started
 
   // Under mu: the chunk list (the owner appends on refill, reset() frees full ones).
@@ -161,8 +180,12 @@ inline std::atomic<std::uint8_t> g_state{state_uninitialised};
 /// Device timing of new call sites: 0 = host only, N = every Nth entry (SCOPEPROF_DEVICE_SAMPLE).
 inline std::atomic<std::uint32_t> g_default_device_every{1};
 
+/// Lock order: collect_mu, then mu, then a thread_buffer's mu. Scope threads take mu only to register a
+/// new call site or thread and at thread exit, and a thread_buffer's mu only on a chunk refill: none of
+/// them is ever held while collect() converts records or waits for the GPU.
 struct registry {
-  std::mutex mu;  // sites, threads, collect and reset (taken before any thread_buffer::mu)
+  std::mutex collect_mu;  // one collect() or reset() at a time; the only lock held through their slow parts
+  std::mutex mu;          // the lists below (sites, threads, names), held only to read or change them
   std::vector<std::unique_ptr<site_info>> sites;
   std::unordered_map<std::string, std::uint32_t> named_device_every;  // set_device_sampling(name, n), also for sites not seen yet
   std::unordered_map<std::string, site_info*> dynamic_sites;
@@ -191,6 +214,16 @@ inline registry& the_registry() {
 }
 
 inline void initialise() noexcept;  // defined in runtime.hpp
+/// Registers the report at exit again (runtime.hpp) after something that may have initialised the CUDA
+/// runtime, whose own teardown the report must run before.
+inline void rearm_exit_report() noexcept;
+
+/// Set by a backend that keeps per-thread state (the CUDA event cache): run on a thread's first scope,
+/// before its begin time is read (no scope is open on the thread yet, so one-time set-up is charged to
+/// no scope), and when the thread exits.
+using thread_hook = void (*)() noexcept;
+inline std::atomic<thread_hook> g_thread_attach_hook{nullptr};
+inline std::atomic<thread_hook> g_thread_exit_hook{nullptr};
 
 inline std::uint64_t current_os_thread_id() noexcept {
 #if defined(__linux__)
@@ -210,6 +243,8 @@ struct thread_exit_guard {
     t_thread_exited = true;
     t_buffer = nullptr;
     if (b == nullptr) return;
+    b->dynamic_names.reset();
+    if (thread_hook exit_hook = g_thread_exit_hook.load(std::memory_order_acquire)) exit_hook();
     registry& r = the_registry();
     std::lock_guard<std::mutex> lock(r.mu);
     b->exited = true;
@@ -233,6 +268,7 @@ SCOPEPROF_NOINLINE inline thread_buffer* attach_thread() noexcept {
     t_buffer = b;
     static thread_local thread_exit_guard guard;  // its destructor marks the buffer exited
     (void)guard;
+    if (thread_hook attach_hook = g_thread_attach_hook.load(std::memory_order_acquire)) attach_hook();
     return b;
   } catch (...) {
     return nullptr;
@@ -378,6 +414,7 @@ inline site_info* make_site_locked(registry& r, std::string_view name, const cal
   info->id = static_cast<std::uint32_t>(r.sites.size());
   info->colour = colour_for_name(info->name);
   info->host_only = cs.host_only;
+  info->per_thread_stream = cs.per_thread_stream;
   std::uint32_t every = g_default_device_every.load(std::memory_order_relaxed);
   if (!r.named_device_every.empty()) {
     const auto named = r.named_device_every.find(info->name);
@@ -405,17 +442,6 @@ SCOPEPROF_NOINLINE inline site_info* register_site(call_site& cs) noexcept {
   }
 }
 
-/// Per-thread cache for runtime names: (call site, name) -> site_info. Grows only on a new name.
-struct dynamic_name_cache {
-  struct slot {
-    std::uint64_t hash = 0;
-    const call_site* cs = nullptr;
-    site_info* info = nullptr;
-  };
-  std::vector<slot> slots;  // open addressing, power-of-two size
-  std::size_t used = 0;
-};
-inline thread_local dynamic_name_cache t_dynamic_names;
 
 SCOPEPROF_NOINLINE inline site_info* register_dynamic_site(call_site& cs, std::string_view name) noexcept {
   try {
@@ -437,7 +463,13 @@ SCOPEPROF_NOINLINE inline site_info* register_dynamic_site(call_site& cs, std::s
 }
 
 inline site_info* lookup_dynamic_site(call_site& cs, std::string_view name) noexcept {
-  dynamic_name_cache& cache = t_dynamic_names;
+  thread_buffer* b = t_buffer;
+  if (SCOPEPROF_UNLIKELY(b == nullptr) && (b = attach_thread()) == nullptr) return register_dynamic_site(cs, name);
+  if (SCOPEPROF_UNLIKELY(!b->dynamic_names)) {
+    b->dynamic_names.reset(new (std::nothrow) dynamic_name_cache());
+    if (!b->dynamic_names) return register_dynamic_site(cs, name);
+  }
+  dynamic_name_cache& cache = *b->dynamic_names;
   const std::uint64_t h = fnv1a(name) ^ (reinterpret_cast<std::uintptr_t>(&cs) * 0x9E3779B97F4A7C15ull);
   if (!cache.slots.empty()) {
     const std::size_t mask = cache.slots.size() - 1;
@@ -476,4 +508,4 @@ inline site_info* lookup_dynamic_site(call_site& cs, std::string_view name) noex
 }
 
 }  // namespace detail
-}  // namespace scopeprof
+SCOPEPROF_NAMESPACE_END

@@ -1,12 +1,14 @@
 // scopeprof: text helpers shared by the writers. Names are arbitrary bytes; every output is valid UTF-8.
 #pragma once
 
+#include <scopeprof/config.hpp>
+
 #include <cstdint>
 #include <cstdio>
 #include <string>
 #include <string_view>
 
-namespace scopeprof {
+SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
 /// Length of the valid UTF-8 sequence starting at s[i], or 0 when the bytes there are not valid UTF-8
@@ -179,4 +181,4 @@ inline std::uint64_t fnv1a(std::string_view s, std::uint64_t h = 146959810393466
 }
 
 }  // namespace detail
-}  // namespace scopeprof
+SCOPEPROF_NAMESPACE_END

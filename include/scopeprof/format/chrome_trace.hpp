@@ -14,7 +14,7 @@
 #include <string>
 #include <utility>
 
-namespace scopeprof {
+SCOPEPROF_NAMESPACE_BEGIN
 
 inline std::string report::chrome_trace() const {
   using namespace detail;
@@ -103,10 +103,20 @@ inline std::string report::chrome_trace() const {
     out += ",\n{\"ph\":\"X\",\"cat\":\"";
     out += a.kind == activity_kind::kernel ? "kernel" : a.kind == activity_kind::memcpy ? "memcpy" : "memset";
     out += "\",\"name\":";
-    append_json_string(out, a.name < activity_names_.size() ? activity_names_[a.name] : std::string());
+    const bool named = a.name < activity_names_.size();
+    append_json_string(out, named ? activity_demangled_[a.name] : std::string());
     out += ",\"pid\":3,\"tid\":" + dtid + ",\"ts\":" + format_ns_as_us(a.begin_ns - origin_ns_) +
            ",\"dur\":" + format_ns_as_us(a.duration_ns());
-    if (a.graph) out += ",\"args\":{\"graph\":" + std::to_string(a.graph) + "}";
+    const bool mangled = named && activity_demangled_[a.name] != activity_names_[a.name];
+    if (a.graph || mangled) {
+      out += ",\"args\":{";
+      if (mangled) {
+        out += "\"mangled\":";
+        append_json_string(out, activity_names_[a.name]);
+      }
+      if (a.graph) out += std::string(mangled ? "," : "") + "\"graph\":" + std::to_string(a.graph);
+      out += "}";
+    }
     out += "}";
     if (a.instance < 0 || static_cast<std::size_t>(a.instance) >= instances_.size()) continue;
     const scope_instance& s = instances_[static_cast<std::size_t>(a.instance)];
@@ -125,4 +135,4 @@ inline write_result report::write_chrome_trace(const std::string& path) const {
   return detail::write_rendered(path, "Chrome trace", [this] { return chrome_trace(); });
 }
 
-}  // namespace scopeprof
+SCOPEPROF_NAMESPACE_END

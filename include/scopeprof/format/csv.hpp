@@ -11,7 +11,7 @@
 
 #include <string>
 
-namespace scopeprof {
+SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
 inline std::string csv_us(std::int64_t ns) { return format_ns_as_us(ns); }
@@ -109,4 +109,4 @@ inline write_result report::write_csv(const std::string& path) const {
   return detail::write_rendered(path, "CSV report", [this] { return csv(); });
 }
 
-}  // namespace scopeprof
+SCOPEPROF_NAMESPACE_END

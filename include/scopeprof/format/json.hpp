@@ -9,7 +9,7 @@
 #include <cmath>
 #include <string>
 
-namespace scopeprof {
+SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
 inline void append_json_number(std::string& out, double v) {
@@ -127,6 +127,8 @@ inline std::string report::json() const {
     append_json_string(out, k.scope);
     out += ",\"name\":";
     append_json_string(out, k.kernel);
+    out += ",\"mangled\":";
+    append_json_string(out, k.mangled);
     out += ",\"instances\":" + std::to_string(k.time.count) + ",\"total\":" + std::to_string(k.time.sum) + ",";
     append_json_stats(out, k.time);
     out += ",\"time_pct\":";
@@ -141,4 +143,4 @@ inline write_result report::write_json(const std::string& path) const {
   return detail::write_rendered(path, "JSON report", [this] { return json(); });
 }
 
-}  // namespace scopeprof
+SCOPEPROF_NAMESPACE_END

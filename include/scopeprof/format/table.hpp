@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace scopeprof {
+SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
 struct text_table {
@@ -22,7 +22,7 @@ struct text_table {
     std::vector<std::size_t> width(header.size(), 0);
     for (std::size_t c = 0; c < header.size(); ++c) width[c] = display_width(header[c]);
     for (const auto& r : rows)
-      for (std::size_t c = 0; c < r.size() && c < width.size(); ++c) width[c] = std::max(width[c], display_width(r[c]));
+      for (std::size_t c = 0; c < r.size() && c < width.size(); ++c) width[c] = (std::max)(width[c], display_width(r[c]));
     const auto line = [&](const std::vector<std::string>& cells) {
       std::string s;
       for (std::size_t c = 0; c < header.size(); ++c) {
@@ -121,7 +121,8 @@ inline void report::print(std::ostream& out) const {
   }
   flat.print(out);
   if (cupti) {
-    out << "\nKernels by scope (CUPTI; Time % = share of all kernel time; Avg/Med/Min/Max/StdDev per instance):\n";
+    out << "\nKernels by scope (CUPTI; Time % = share of all kernel time; Avg/Med/Min/Max/StdDev per instance;\n"
+           "names demangled and cut at 100 characters as Nsight Systems does; the JSON report keeps them whole and mangled):\n";
     if (kernel_summary_.empty()) {
       out << "(no kernels)\n";
     } else {
@@ -133,7 +134,7 @@ inline void report::print(std::ostream& out) const {
                              std::to_string(k.time.count), format_duration_ns(k.time.mean),
                              format_duration_ns(k.time.median), format_duration_ns(static_cast<double>(k.time.min)),
                              format_duration_ns(static_cast<double>(k.time.max)), format_duration_ns(k.time.stddev),
-                             display_name(k.scope), display_name(k.kernel)});
+                             display_name(k.scope), clip_to_width(display_name(k.kernel))});
       kern.print(out);
     }
   }
@@ -155,4 +156,4 @@ inline std::string report::to_string() const {
   return s.str();
 }
 
-}  // namespace scopeprof
+SCOPEPROF_NAMESPACE_END

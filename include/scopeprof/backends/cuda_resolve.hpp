@@ -1,0 +1,222 @@
+// scopeprof: turning recorded CUDA event pairs into device spans on the host timeline, at collect() time
+// (SCOPEPROF_WITH_CUDA=1). One bounded wait per stream for its newest event, then cudaEventElapsedTime for
+// each pair and for its begin against a reference event whose host time is known. Resolved events go back
+// to the pool; reference events no record needs any more are destroyed.
+#pragma once
+
+#include <scopeprof/backends/cuda_device.hpp>
+#include <scopeprof/backends/cuda_driver.hpp>
+#include <scopeprof/config.hpp>
+#include <scopeprof/detail/recorder.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+#if SCOPEPROF_WITH_CUDA
+
+/// The reference a record is placed against: its own generation while that reference exists, else the
+/// newest (cudaEventElapsedTime is signed, so a reference recorded after the begin event serves as well).
+/// A captured scope's events are recorded again by every replay: the newest reference is the nearest.
+inline const reference_event* reference_for(const device_context& ctx, const device_record& r) noexcept {
+  if (ctx.references.empty()) return nullptr;
+  if (r.capture_id == 0)
+    for (const auto& ref : ctx.references)
+      if (ref.generation == r.reference) return &ref;
+  return &ctx.references.back();
+}
+
+/// Wait, at most wait_ms per (device, stream), for the newest pending event: once it is done, the stream's
+/// earlier events are too.
+inline void wait_for_streams(device_registry& d, const std::vector<device_record*>& records) noexcept {
+  try {
+    std::map<std::pair<int, void*>, device_record*> newest;
+    for (device_record* r : records)
+      if (r->capture_id == 0 && r->end_event != nullptr && r->state == dev_pending) newest[{r->device, r->stream}] = r;
+    for (auto& [key, r] : newest) {
+      device_context& ctx = *d.devices[static_cast<std::size_t>(key.first)];
+      if (!ctx.ready.load(std::memory_order_acquire) || ctx.failed.load(std::memory_order_acquire)) continue;
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(d.wait_ms);
+      cudaError_t e;
+      while ((e = cudaEventQuery(static_cast<cudaEvent_t>(r->end_event))) == cudaErrorNotReady &&
+             std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+      if (e != cudaSuccess && e != cudaErrorNotReady) fail_device(ctx, "cudaEventQuery", e);
+    }
+  } catch (...) {
+  }
+}
+
+/// One record: resolved, still captured, still running (pending), or invalid.
+inline void resolve_one(device_registry& d, device_record& r) noexcept {
+  device_context& ctx = *d.devices[static_cast<std::size_t>(r.device)];
+  const reference_event* ref = reference_for(ctx, r);
+  if (ctx.failed.load(std::memory_order_acquire) || !ctx.ready.load(std::memory_order_acquire) || ref == nullptr) {
+    r.state = dev_invalid;
+    return;
+  }
+  const auto begin = static_cast<cudaEvent_t>(r.begin_event), end = static_cast<cudaEvent_t>(r.end_event);
+  if (r.capture_id != 0) {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    unsigned long long id = 0;
+    const cudaError_t ce = cudaStreamGetCaptureInfo(static_cast<cudaStream_t>(r.stream), &status, &id);
+    if (ce == cudaSuccess && status != cudaStreamCaptureStatusNone && id == r.capture_id) {
+      r.state = dev_captured;  // still being captured: not even a query
+      return;
+    }
+  }
+  float span_ms = 0, offset_ms = 0;
+  cudaError_t e = cudaEventElapsedTime(&span_ms, begin, end);
+  if (e == cudaSuccess) e = cudaEventElapsedTime(&offset_ms, ref->event, begin);
+  if (e == cudaErrorNotReady) {
+    // Not run yet: a captured graph not replayed, or work still queued behind something slow.
+    if (r.capture_id != 0) r.state = dev_captured;
+    else ++d.pending;
+    return;
+  }
+  if (e != cudaSuccess) {
+    if (e != cudaErrorInvalidResourceHandle) fail_device(ctx, "cudaEventElapsedTime", e);
+    r.state = dev_invalid;
+    return;
+  }
+  r.begin_ns = ref->host_ns + std::llround(static_cast<double>(offset_ms) * 1e6);
+  r.end_ns = r.begin_ns + std::llround(static_cast<double>(span_ms) * 1e6);
+  r.state = dev_resolved;  // a captured scope: the latest replay's span; a later collect may see a later one
+  ++ctx.scopes_timed;
+  if (r.capture_id == 0) {  // captured events stay with the graph: every replay records them again
+    give_back_event(begin, r.device);
+    give_back_event(end, r.device);
+    r.begin_event = r.end_event = nullptr;
+  }
+}
+
+/// After a new reference was added: destroy the references no record can need. Kept: the newest two (the
+/// older one is what scopes open across this collect began against) and those of records still pending.
+inline void prune_references(device_context& ctx, const std::vector<std::pair<int, std::uint32_t>>& pending) noexcept {
+  auto& refs = ctx.references;
+  if (refs.size() <= 2) return;
+  const std::size_t keep_from = refs.size() - 2;
+  std::size_t out = 0;
+  for (std::size_t i = 0; i < refs.size(); ++i) {
+    const bool needed = i >= keep_from || std::binary_search(pending.begin(), pending.end(),
+                                                             std::make_pair(ctx.ordinal, refs[i].generation));
+    if (needed) refs[out++] = refs[i];
+    else cudaEventDestroy(refs[i].event);  // (errors are cleared by the caller)
+  }
+  refs.resize(out);
+}
+
+/// collect(): resolve every pending record it is given, and the records reset() retired. Never touches an
+/// event whose capture is still open; recycles resolved events; one fresh reference per device in use.
+/// Called with the registry's collect_mu held (and no other lock).
+inline void resolve_device_records(std::vector<device_record*>& records) noexcept {
+  device_registry& d = the_devices();
+  if ((records.empty() && d.retired.empty()) || d.count == 0) return;
+  const cudaError_t pending = cudaPeekAtLastError();
+  int saved_device = 0;
+  const bool have_saved_device = cudaGetDevice(&saved_device) == cudaSuccess;
+  // Relaxed capture mode for this thread: our queries must not disturb a capture running elsewhere.
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  const bool mode_swapped = cudaThreadExchangeStreamCaptureMode(&mode) == cudaSuccess;
+  try {
+    std::vector<device_record*> all(records);
+    for (device_record& r : d.retired) all.push_back(&r);
+    wait_for_streams(d, all);
+    d.pending = 0;
+    for (device_record* r : all)
+      if (r->state == dev_pending || r->state == dev_captured) resolve_one(d, *r);
+    flush_event_cache(t_event_cache);
+    std::vector<std::pair<int, std::uint32_t>> still_pending;  // (device, generation) of unresolved records
+    for (const device_record* r : all)
+      if (r->state == dev_pending) still_pending.emplace_back(r->device, r->reference);
+    std::sort(still_pending.begin(), still_pending.end());
+    still_pending.erase(std::unique(still_pending.begin(), still_pending.end()), still_pending.end());
+    for (auto& ctx : d.devices) {
+      if (!ctx->ready.load(std::memory_order_acquire) || ctx->failed.load(std::memory_order_acquire)) continue;
+      if (cudaSetDevice(ctx->ordinal) == cudaSuccess && add_reference(*ctx) == cudaSuccess) prune_references(*ctx, still_pending);
+    }
+    d.retired.erase(std::remove_if(d.retired.begin(), d.retired.end(),
+                                   [](const device_record& r) { return r.state != dev_pending; }),
+                    d.retired.end());
+  } catch (...) {
+  }
+  if (mode_swapped) cudaThreadExchangeStreamCaptureMode(&mode);
+  if (have_saved_device) cudaSetDevice(saved_device);
+  forget_our_error(pending);
+}
+
+/// reset(): records being discarded. Resolved ones hold no events; captured ones leave theirs to the graph;
+/// pending ones (their events may still be on the GPU) are kept aside until a collect() sees them done.
+/// Never waits. Called with the registry's collect_mu held.
+inline void retire_device_records(const std::vector<device_record*>& discarded) noexcept {
+  device_registry& d = the_devices();
+  for (const device_record* r : discarded) {
+    if (r->state != dev_pending || r->capture_id != 0 || r->end_event == nullptr) continue;
+    try {
+      d.retired.push_back(*r);
+      d.retired.back().host_index = no_record;
+    } catch (...) {  // out of memory: give the events back unresolved (their next record replaces the old)
+      give_back_event(static_cast<cudaEvent_t>(r->begin_event), r->device);
+      give_back_event(static_cast<cudaEvent_t>(r->end_event), r->device);
+    }
+  }
+  flush_event_cache(t_event_cache);
+}
+
+inline std::string format_ms(double ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f ms", ms);
+  return buf;
+}
+
+/// The report header's line about device time. `ns_per_tick` converts the host ticks of set-up counted
+/// inside scopes.
+inline std::string device_evidence(bool& valid, double ns_per_tick) {
+  device_registry& d = the_devices();
+  std::lock_guard<std::mutex> lock(d.mu);
+  valid = false;
+  const std::uint8_t state = g_device_timing.load(std::memory_order_acquire);
+  if (!d.off_reason.empty()) return d.off_reason;
+  if (state == device_timing_off) return "n/a (device timing switched off: SCOPEPROF_DEVICE=0 or set_device_timing(false))";
+  if (!d.probed) return "n/a (no scope has asked for device time yet)";
+  std::string s = "CUDA events (span between a scope's boundaries on its stream)";
+  std::string failures;
+  std::uint64_t timed = 0;
+  for (const auto& ctx : d.devices) {
+    std::lock_guard<std::mutex> clock(ctx->mu);
+    timed += ctx->scopes_timed;
+    if (ctx->failed.load(std::memory_order_acquire)) failures += "; GPU " + std::to_string(ctx->ordinal) + " INVALID after " + ctx->failure;
+  }
+  valid = failures.empty();
+  s += ", " + std::to_string(timed) + " spans resolved";
+  if (d.pending) s += ", " + std::to_string(d.pending) + " still running (n/a, next collect)";
+  const std::uint64_t skipped = d.skipped.load(std::memory_order_relaxed) + the_registry().device_records_skipped.load();
+  if (skipped) s += ", " + std::to_string(skipped) + " scopes not timed (event pool or record cap)";
+  const double setup_ms = static_cast<double>(d.setup_ns.load(std::memory_order_relaxed)) / 1e6;
+  const double inside_ms = static_cast<double>(d.setup_in_scopes_ticks.load(std::memory_order_relaxed)) * ns_per_tick / 1e6;
+  if (setup_ms > 0)
+    s += "; one-time set-up " + format_ms(setup_ms) +
+         (inside_ms > 0 ? " (" + format_ms(inside_ms) + " of it inside enclosing scopes, none in the scope it served)"
+                        : " (outside every scope)");
+  return s + failures;
+}
+
+#else  // !SCOPEPROF_WITH_CUDA
+
+inline void resolve_device_records(std::vector<device_record*>&) noexcept {}
+inline void retire_device_records(const std::vector<device_record*>&) noexcept {}
+
+#endif
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END

@@ -1,0 +1,138 @@
+// The life of CUDA events and of device set-up, on a real GPU: events stay bounded over many threads and
+// collects, reset() never waits for the GPU, a scope open across several collects still gets a right
+// span, and a thread's one-time set-up is charged to no scope. Without a device every case says so and
+// passes.
+#include <scopeprof.hpp>
+
+#include <doctest/doctest.h>
+
+#include "gpu_support.cuh"
+#include "gpu_test_helpers.cuh"
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+std::uint64_t live_pool_events() {
+  const auto c = scopeprof::detail::event_census(0);
+  return c.created - c.destroyed;
+}
+
+double elapsed_ms(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
+}
+
+}  // namespace
+
+TEST_CASE("gpu l: events stay bounded over 1000 threads and 1000 collects") {
+  SCOPEPROF_GPU_OR_SKIP();
+  warm_up();
+  const std::uint64_t created_before = scopeprof::detail::event_census(0).created;
+  const std::uint64_t live_before = live_pool_events();
+  for (int batch = 0; batch < 250; ++batch) {
+    std::vector<std::thread> threads;
+    for (int i = 0; i < 4; ++i)
+      threads.emplace_back([] {
+        (void)cudaSetDevice(0);
+        for (int k = 0; k < 5; ++k) {
+          PROF_SCOPE("short_thread");
+        }
+      });
+    for (auto& t : threads) t.join();
+  }
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const scopeprof::report r = scopeprof::collect();
+  INFO(evidence(r));
+  CHECK(row(r, "short_thread").device_calls == 5000);
+  for (int i = 0; i < 1000; ++i) (void)scopeprof::collect();
+  const auto after = scopeprof::detail::event_census(0);
+  MESSAGE("pool events created: " << created_before << " before, " << after.created << " after 1000 threads; live "
+                                  << live_before << " -> " << after.created - after.destroyed << "; reference events held: "
+                                  << after.references);
+  // Four threads at a time, each with a cache of 32, plus the collecting thread's: the pool recycles the rest.
+  CHECK(after.created - created_before <= 5 * 32);
+  CHECK(after.references <= 3);
+  scopeprof::reset();
+}
+
+TEST_CASE("gpu m: reset() does not wait for the GPU, and events of discarded scopes come back") {
+  SCOPEPROF_GPU_OR_SKIP();
+  warm_up();
+  const std::uint64_t live_before = live_pool_events();
+  {
+    PROF_SCOPE("busy");
+    CUDA_CHECK(spin(300 * 1000.0));  // 300 ms on the GPU
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  scopeprof::reset();
+  const double reset_ms = elapsed_ms(t0);
+  MESSAGE("reset() with a 300 ms kernel in flight took " << reset_ms << " ms");
+  CHECK(reset_ms < 100);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  for (int i = 0; i < 100; ++i) {
+    PROF_SCOPE("after_reset");
+  }
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const scopeprof::report r = scopeprof::collect();
+  INFO(evidence(r));
+  CHECK(r.find("busy") == nullptr);
+  CHECK(row(r, "after_reset").device_calls == 100);
+  CHECK(scopeprof::detail::the_devices().retired.empty());
+  CHECK(live_pool_events() <= live_before + 2 * 32);
+}
+
+TEST_CASE("gpu n: a scope open across several collects gets its span placed inside its host time") {
+  SCOPEPROF_GPU_OR_SKIP();
+  warm_up();
+  {
+    PROF_SCOPE("long_open");
+    CUDA_CHECK(spin(100));
+    for (int i = 0; i < 4; ++i) {
+      CUDA_CHECK(cudaDeviceSynchronize());
+      (void)scopeprof::collect();  // each adds a reference and drops the old ones this scope began against
+    }
+    CUDA_CHECK(spin(100));
+  }
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const scopeprof::report r = scopeprof::collect();
+  INFO(evidence(r));
+  const auto inst = instances_named(r, "long_open");
+  REQUIRE(inst.size() == 1);
+  const auto& s = inst[0];
+  REQUIRE(status_name(s.device) == "ok");
+  MESSAGE("host [" << s.host_begin_ns << ", " << s.host_end_ns << "] device [" << s.device_begin_ns << ", "
+                   << s.device_end_ns << "] span " << s.device_span_ns() / us << " us");
+  CHECK(s.device_span_ns() >= 200 * us);
+  TIMING_CHECK(s.device_begin_ns >= s.host_begin_ns, "device begin before host begin by " << s.host_begin_ns - s.device_begin_ns << " ns");
+  TIMING_CHECK(s.device_begin_ns <= s.host_end_ns, "device begin after host end");
+  scopeprof::reset();
+}
+
+TEST_CASE("gpu o: a new thread's first device-timed scope carries none of the thread's set-up") {
+  SCOPEPROF_GPU_OR_SKIP();
+  warm_up();
+  double first_us = 0, later_us = 0;
+  std::thread t([&] {
+    CUDA_CHECK(cudaSetDevice(0));
+    CUDA_CHECK(cudaFree(nullptr));  // the thread has a context before its first scope
+    { PROF_SCOPE("new_thread_first"); }
+    for (int i = 0; i < 50; ++i) {
+      PROF_SCOPE("new_thread_later");
+    }
+  });
+  t.join();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const scopeprof::report r = scopeprof::collect();
+  INFO(evidence(r));
+  first_us = static_cast<double>(row(r, "new_thread_first").host_total_ns) / us;
+  later_us = row(r, "new_thread_later").host.median / us;
+  MESSAGE("first scope on a new thread: host " << first_us << " us; later scopes: median " << later_us << " us");
+  CHECK(row(r, "new_thread_first").device_calls == 1);
+  TIMING_CHECK(first_us < 10 * later_us + 50, "first scope carried " << first_us << " us");
+  CHECK(r.sources().device.find("one-time set-up") != std::string::npos);
+  scopeprof::reset();
+}
