@@ -87,7 +87,16 @@ TEST_CASE("gpu m: reset() does not wait for the GPU, and events of discarded sco
   CHECK(r.find("busy") == nullptr);
   CHECK(row(r, "after_reset").device_calls == 100);
   CHECK(scopeprof::detail::the_devices().retired.empty());
-  CHECK(live_pool_events() <= live_before + 2 * 32);
+  // The pool now holds every event, the discarded scope's too: the same work again creates none.
+  const std::uint64_t created = scopeprof::detail::event_census(0).created;
+  for (int i = 0; i < 100; ++i) {
+    PROF_SCOPE("after_reset");
+  }
+  CUDA_CHECK(cudaDeviceSynchronize());
+  CHECK(row(scopeprof::collect(), "after_reset").device_calls == 200);
+  MESSAGE("live events: " << live_before << " before, " << live_pool_events() << " after; created "
+                          << created << " -> " << scopeprof::detail::event_census(0).created);
+  CHECK(scopeprof::detail::event_census(0).created == created);
 }
 
 TEST_CASE("gpu n: a scope open across several collects gets its span placed inside its host time") {
