@@ -173,34 +173,22 @@ TEST_CASE("device self adds up per stream to the spans of its outermost scopes, 
 }
 
 TEST_CASE("device self stays linear in the depth of nesting") {
-  // 20000 nested scopes on alternating streams: each subtracts the one two levels down.
-  std::vector<node> chain(1);
-  node* cur = &chain[0];
-  *cur = timed(0, 1);
-  for (int d = 1; d < 20000; ++d) {
-    cur->children.push_back(timed(static_cast<std::uint32_t>(d % 2), 1 + static_cast<std::uint64_t>(d % 2)));
-    cur = &cur->children.back();
-  }
-  std::int64_t clock = 1;
+  // 20000 nested scopes on alternating streams: each subtracts the one two levels down. Records are
+  // written directly (post-order: the deepest ends first), with no recursive structure to build them.
+  constexpr std::size_t depth = 20000;
   std::vector<raw_instance> post;
-  // emit() recurses; build the post-order by hand for this depth.
-  std::vector<const node*> path;
-  for (const node* n = &chain[0];; n = &n->children[0]) {
-    path.push_back(n);
-    if (n->children.empty()) break;
-  }
-  std::vector<std::int64_t> begins;
-  for (std::size_t i = 0; i < path.size(); ++i) begins.push_back(clock++);
-  for (std::size_t i = path.size(); i-- > 0;) {
-    const std::int64_t end = clock++;
+  post.reserve(depth);
+  for (std::size_t i = depth; i-- > 0;) {
+    const auto begin = static_cast<std::int64_t>(i + 1);
+    const auto end = static_cast<std::int64_t>(2 * depth - i);
     raw_instance x;
-    x.site = path[i]->site;
-    x.depth = static_cast<std::uint32_t>(i < 0xFFFF ? i : 0xFFFF);
-    x.host_begin_ns = begins[i] * 100;
+    x.site = static_cast<std::uint32_t>(i % 2);
+    x.depth = static_cast<std::uint32_t>(i);
+    x.host_begin_ns = begin * 100;
     x.host_end_ns = end * 100;
     x.device = device_status::ok;
-    x.stream = path[i]->stream;
-    x.device_begin_ns = begins[i] * 70;
+    x.stream = 1 + i % 2;
+    x.device_begin_ns = begin * 70;
     x.device_end_ns = end * 70;
     post.push_back(x);
   }
