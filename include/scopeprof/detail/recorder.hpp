@@ -116,7 +116,7 @@ struct device_record {
   std::uint64_t capture_id = 0;  // non-zero: recorded while the stream was being captured into a graph
   std::int32_t device = -1;
   std::uint32_t reference = 0;   // generation of the reference event current when the scope began
-  std::uint32_t state = 0;       // device_record_state, written by collect under the registry mutex
+  std::uint32_t state = 0;       // device_record_state, written by collect() under the registry's collect_mu
   std::int64_t begin_ns = 0;     // resolved times on the host timeline
   std::int64_t end_ns = 0;
 };
@@ -441,7 +441,6 @@ SCOPEPROF_NOINLINE inline site_info* register_site(call_site& cs) noexcept {
     return nullptr;
   }
 }
-
 
 SCOPEPROF_NOINLINE inline site_info* register_dynamic_site(call_site& cs, std::string_view name) noexcept {
   try {
