@@ -2965,10 +2965,10 @@ inline void device_thread_exit() noexcept;
 SCOPEPROF_NOINLINE inline void probe_devices() noexcept {
   device_registry& d = the_devices();
   try {
-    setup_timer timed;
     std::lock_guard<std::mutex> lock(d.mu);
     if (d.probed) return;
     d.probed = true;
+    setup_timer timed;
     const cudaError_t pending = cudaPeekAtLastError();
     int n = 0;
     const cudaError_t e = cudaGetDeviceCount(&n);
@@ -3795,8 +3795,10 @@ class activity_log {
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/detail/activity.hpp ----
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -4571,13 +4573,15 @@ inline void cupti_reset() noexcept {
 
 inline bool cupti_is_on() noexcept { return g_cupti_on.load(std::memory_order_acquire) != 0; }
 
-/// reset() releases a thread's buffer once the thread has exited: its pairs go, and its slot can no longer
-/// be matched to a buffer (a new thread's buffer may get the same address).
-inline void cupti_forget_thread(const thread_buffer* b) noexcept {
+/// reset() releases the buffers of threads that exited (`gone`, sorted by address): their pairs go, and
+/// their slots can no longer be matched to a buffer (a new thread's buffer may get the same address).
+inline void cupti_forget_threads(const std::vector<thread_buffer*>& gone) noexcept {
   cupti_collector& c = the_cupti();
   std::lock_guard<std::mutex> lock(c.mu);
   for (auto& t : c.threads) {
-    if (t->owner != b) continue;
+    if (t->owner == nullptr ||
+        !std::binary_search(gone.begin(), gone.end(), t->owner, std::less<const thread_buffer*>()))
+      continue;
     std::lock_guard<std::mutex> tl(t->mu);
     t->owner = nullptr;
     for (cupti_pair_chunk* ch : t->chunks) delete ch;
@@ -4591,7 +4595,7 @@ inline void cupti_forget_thread(const thread_buffer* b) noexcept {
 inline void cupti_start() noexcept {}
 inline void cupti_stop() noexcept {}
 inline bool cupti_is_on() noexcept { return false; }
-inline void cupti_forget_thread(const thread_buffer*) noexcept {}
+inline void cupti_forget_threads(const std::vector<thread_buffer*>&) noexcept {}
 inline void cupti_reset() noexcept {}
 inline void cupti_collect(raw_snapshot&, const std::vector<thread_buffer*>&,
                           const std::vector<std::pair<std::uint64_t, std::uint64_t>>&) {}
@@ -4873,8 +4877,8 @@ inline void discard_thread(registry& r, thread_buffer& b, bool exited) {
 }
 
 /// Threads that had exited when discard_thread() emptied them: out of the registry and freed, so thread
-/// churn costs no memory after a reset(). `forget` tells other per-thread state (the CUPTI collector's)
-/// that the buffer is gone. Under collect_mu.
+/// churn costs no memory after a reset(). `forget(sorted)` tells other per-thread state (the CUPTI
+/// collector's) which buffers are gone, in one pass, sorted by address. Under collect_mu.
 template <class Forget>
 inline void release_exited(registry& r, const std::vector<thread_buffer*>& emptied, Forget&& forget) {
   if (emptied.empty()) return;
@@ -4888,10 +4892,8 @@ inline void release_exited(registry& r, const std::vector<thread_buffer*>& empti
                                    }),
                     r.threads.end());
   }
-  for (thread_buffer* b : emptied) {
-    forget(b);
-    delete b;  // its chunks went back in discard_thread()
-  }
+  forget(static_cast<const std::vector<thread_buffer*>&>(sorted));
+  for (thread_buffer* b : emptied) delete b;  // its chunks went back in discard_thread()
 }
 
 }  // namespace detail
@@ -5155,7 +5157,7 @@ inline void reset() noexcept {
       if (exited) emptied.push_back(b);
     }
     cupti_reset();
-    release_exited(r, emptied, [](thread_buffer* b) { cupti_forget_thread(b); });
+    release_exited(r, emptied, [](const std::vector<thread_buffer*>& gone) { cupti_forget_threads(gone); });
   } catch (...) {
     // Out of memory while listing threads: what was freed stays freed; the rest waits for the next reset.
   }

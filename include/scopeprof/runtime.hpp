@@ -290,7 +290,7 @@ inline void reset() noexcept {
       if (exited) emptied.push_back(b);
     }
     cupti_reset();
-    release_exited(r, emptied, [](thread_buffer* b) { cupti_forget_thread(b); });
+    release_exited(r, emptied, [](const std::vector<thread_buffer*>& gone) { cupti_forget_threads(gone); });
   } catch (...) {
     // Out of memory while listing threads: what was freed stays freed; the rest waits for the next reset.
   }

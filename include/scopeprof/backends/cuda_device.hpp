@@ -127,10 +127,10 @@ inline void device_thread_exit() noexcept;
 SCOPEPROF_NOINLINE inline void probe_devices() noexcept {
   device_registry& d = the_devices();
   try {
-    setup_timer timed;
     std::lock_guard<std::mutex> lock(d.mu);
     if (d.probed) return;
     d.probed = true;
+    setup_timer timed;
     const cudaError_t pending = cudaPeekAtLastError();
     int n = 0;
     const cudaError_t e = cudaGetDeviceCount(&n);

@@ -23,8 +23,10 @@
 #include <scopeprof/detail/recorder.hpp>
 #include <scopeprof/report.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -800,13 +802,15 @@ inline void cupti_reset() noexcept {
 
 inline bool cupti_is_on() noexcept { return g_cupti_on.load(std::memory_order_acquire) != 0; }
 
-/// reset() releases a thread's buffer once the thread has exited: its pairs go, and its slot can no longer
-/// be matched to a buffer (a new thread's buffer may get the same address).
-inline void cupti_forget_thread(const thread_buffer* b) noexcept {
+/// reset() releases the buffers of threads that exited (`gone`, sorted by address): their pairs go, and
+/// their slots can no longer be matched to a buffer (a new thread's buffer may get the same address).
+inline void cupti_forget_threads(const std::vector<thread_buffer*>& gone) noexcept {
   cupti_collector& c = the_cupti();
   std::lock_guard<std::mutex> lock(c.mu);
   for (auto& t : c.threads) {
-    if (t->owner != b) continue;
+    if (t->owner == nullptr ||
+        !std::binary_search(gone.begin(), gone.end(), t->owner, std::less<const thread_buffer*>()))
+      continue;
     std::lock_guard<std::mutex> tl(t->mu);
     t->owner = nullptr;
     for (cupti_pair_chunk* ch : t->chunks) delete ch;
@@ -820,7 +824,7 @@ inline void cupti_forget_thread(const thread_buffer* b) noexcept {
 inline void cupti_start() noexcept {}
 inline void cupti_stop() noexcept {}
 inline bool cupti_is_on() noexcept { return false; }
-inline void cupti_forget_thread(const thread_buffer*) noexcept {}
+inline void cupti_forget_threads(const std::vector<thread_buffer*>&) noexcept {}
 inline void cupti_reset() noexcept {}
 inline void cupti_collect(raw_snapshot&, const std::vector<thread_buffer*>&,
                           const std::vector<std::pair<std::uint64_t, std::uint64_t>>&) {}

@@ -174,8 +174,8 @@ inline void discard_thread(registry& r, thread_buffer& b, bool exited) {
 }
 
 /// Threads that had exited when discard_thread() emptied them: out of the registry and freed, so thread
-/// churn costs no memory after a reset(). `forget` tells other per-thread state (the CUPTI collector's)
-/// that the buffer is gone. Under collect_mu.
+/// churn costs no memory after a reset(). `forget(sorted)` tells other per-thread state (the CUPTI
+/// collector's) which buffers are gone, in one pass, sorted by address. Under collect_mu.
 template <class Forget>
 inline void release_exited(registry& r, const std::vector<thread_buffer*>& emptied, Forget&& forget) {
   if (emptied.empty()) return;
@@ -189,10 +189,8 @@ inline void release_exited(registry& r, const std::vector<thread_buffer*>& empti
                                    }),
                     r.threads.end());
   }
-  for (thread_buffer* b : emptied) {
-    forget(b);
-    delete b;  // its chunks went back in discard_thread()
-  }
+  forget(static_cast<const std::vector<thread_buffer*>&>(sorted));
+  for (thread_buffer* b : emptied) delete b;  // its chunks went back in discard_thread()
 }
 
 }  // namespace detail
