@@ -20,6 +20,8 @@
 // one PROF_SCOPE. A gate kernel runs
 // first so the whole workload is queued before it starts: the numbers are GPU time only.
 #include <scopeprof.hpp>
+#include <scopeprof/backends/cuda_device.hpp>  // internals the test reads (the_devices, g_driver, event_census)
+#include <scopeprof/backends/cuda_driver.hpp>
 
 #include <cuda_runtime_api.h>
 

@@ -29,6 +29,9 @@
 #endif
 
 #include <unistd.h>
+#if defined(__x86_64__) && !defined(_MSC_VER)
+#include <x86intrin.h>
+#endif
 
 #include <chrono>
 #include <cstdint>

@@ -1,4 +1,5 @@
-# Install rules for scopeprof: headers, the exported target scopeprof::scopeprof
+# Install rules for scopeprof: headers, the compiled implementation, the exported targets
+# scopeprof::scopeprof and scopeprof::header_only
 # and a CMake package (scopeprofConfig.cmake + scopeprofConfigVersion.cmake).
 #
 # include() this from the top-level CMakeLists.txt, after target `scopeprof`
@@ -25,7 +26,7 @@ mark_as_advanced(SCOPEPROF_INSTALL_CMAKEDIR)
 
 # Does the installed package need find_dependency(CUDAToolkit)?
 if(NOT DEFINED SCOPEPROF_NEEDS_CUDATOOLKIT)
-  get_target_property(_scopeprof_links scopeprof INTERFACE_LINK_LIBRARIES)
+  get_target_property(_scopeprof_links scopeprof_header_only INTERFACE_LINK_LIBRARIES)
   if(_scopeprof_links AND "${_scopeprof_links}" MATCHES "CUDA::")
     set(SCOPEPROF_NEEDS_CUDATOOLKIT ON)
   else()
@@ -50,7 +51,8 @@ install(DIRECTORY "${_scopeprof_root}/include/"
         DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
         FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h")
 
-install(TARGETS scopeprof EXPORT scopeprofTargets)
+install(TARGETS scopeprof scopeprof_header_only EXPORT scopeprofTargets
+        ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}")
 
 install(EXPORT scopeprofTargets
         NAMESPACE scopeprof::

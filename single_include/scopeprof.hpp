@@ -15,6 +15,9 @@
 //   int main() { ...; scopeprof::collect().print(std::cout); }
 //
 // This umbrella header only includes the parts; README.md lists every macro and environment variable.
+// What a translation unit sees: the hot path (scope.hpp, macros.hpp) and the declarations of the API
+// (runtime.hpp, report.hpp). The cold code (impl/) follows only in header-only builds and in the one TU
+// that defines SCOPEPROF_IMPLEMENTATION; see config.hpp.
 
 // ---- begin scopeprof/version.hpp ----
 // scopeprof: version of this header set.
@@ -37,6 +40,16 @@
 //                           a torch profiler listens.
 //   SCOPEPROF_TORCH_CUDA    with SCOPEPROF_WITH_TORCH and _CUDA: a scope naming no stream is timed on torch's
 //                           current CUDA stream (needs libc10_cuda).  Plain include: 0.
+//
+// Where the cold code (start-up, collect(), the report builder, the writers) is compiled:
+//   neither macro below           header-only: everything inline, in every translation unit that includes
+//                                 <scopeprof.hpp> (g++ -I single_include app.cpp just works).
+//   SCOPEPROF_EXTERNAL_IMPLEMENTATION   this TU sees the hot path and declarations only; the cold code is
+//                                 compiled once elsewhere: by the CMake target scopeprof::scopeprof, or by
+//                                 one .cpp of your own that defines SCOPEPROF_IMPLEMENTATION.
+//   SCOPEPROF_IMPLEMENTATION      define it in exactly one .cpp (before the include): that TU holds the
+//                                 cold code. It wins over SCOPEPROF_EXTERNAL_IMPLEMENTATION.
+// With SCOPEPROF_DISABLE every TU is header-only whatever is set: there is no cold code left to compile.
 
 
 #if defined(SCOPEPROF_DISABLE)
@@ -87,6 +100,20 @@
 #define SCOPEPROF_TORCH_CUDA 0
 #endif
 
+#if defined(SCOPEPROF_DISABLE) || (!defined(SCOPEPROF_IMPLEMENTATION) && !defined(SCOPEPROF_EXTERNAL_IMPLEMENTATION))
+#define SCOPEPROF_DETAIL_COMPILED 0     // header-only
+#define SCOPEPROF_DETAIL_DEFINE_COLD 1  // this TU sees the cold code
+#define SCOPEPROF_API inline
+#elif defined(SCOPEPROF_IMPLEMENTATION)
+#define SCOPEPROF_DETAIL_COMPILED 1
+#define SCOPEPROF_DETAIL_DEFINE_COLD 1
+#define SCOPEPROF_API
+#else
+#define SCOPEPROF_DETAIL_COMPILED 1
+#define SCOPEPROF_DETAIL_DEFINE_COLD 0
+#define SCOPEPROF_API
+#endif
+
 #if defined(__GNUC__) || defined(__clang__)
 #define SCOPEPROF_LIKELY(x) __builtin_expect(!!(x), 1)
 #define SCOPEPROF_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -101,19 +128,33 @@
 #define SCOPEPROF_FUNCTION_NAME __FUNCSIG__
 #endif
 
+// Around cold definitions: GCC warns when a definition adds noinline to an inline declaration (the
+// header-only form of an SCOPEPROF_API function), though it honours the attribute.
+#if defined(__GNUC__) || defined(__clang__)
+#define SCOPEPROF_DETAIL_COLD_BEGIN _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wattributes\"")
+#define SCOPEPROF_DETAIL_COLD_END _Pragma("GCC diagnostic pop")
+#else
+#define SCOPEPROF_DETAIL_COLD_BEGIN
+#define SCOPEPROF_DETAIL_COLD_END
+#endif
+
 #define SCOPEPROF_CONCAT_IMPL(a, b) a##b
 #define SCOPEPROF_CONCAT(a, b) SCOPEPROF_CONCAT_IMPL(a, b)
 
 // Every entity lives in an inline namespace named after the version and the build switches, so translation
 // units built with different switches (one with SCOPEPROF_DISABLE, one without; NVTX on in one and off in
 // another) link to separate, self-consistent instances instead of one picked by link order:
-// scopeprof::v0_1_0_e1n1c0p0t0x0::scope. User code keeps writing scopeprof::scope.
-#define SCOPEPROF_ABI_NAME_IMPL(maj, min_, pat, e, n, c, p, t, x) v##maj##_##min_##_##pat##_e##e##n##n##c##c##p##p##t##t##x##x
-#define SCOPEPROF_ABI_NAME_EXPAND(maj, min_, pat, e, n, c, p, t, x) SCOPEPROF_ABI_NAME_IMPL(maj, min_, pat, e, n, c, p, t, x)
+// scopeprof::v0_1_0_e1n1c0p0t0x0m1::scope. User code keeps writing scopeprof::scope. The last letter tells
+// header-only TUs (m0) from compiled-implementation ones (m1): a program that mixes them gets two separate
+// instances, never one half-shared registry.
+#define SCOPEPROF_ABI_NAME_IMPL(MAJ, MIN, PAT, E, N, C, P, T, X, M) \
+  v##MAJ##_##MIN##_##PAT##_e##E##n##N##c##C##p##P##t##T##x##X##m##M
+#define SCOPEPROF_ABI_NAME_EXPAND(MAJ, MIN, PAT, E, N, C, P, T, X, M) \
+  SCOPEPROF_ABI_NAME_IMPL(MAJ, MIN, PAT, E, N, C, P, T, X, M)
 #define SCOPEPROF_ABI_NAMESPACE                                                                                 \
   SCOPEPROF_ABI_NAME_EXPAND(SCOPEPROF_VERSION_MAJOR, SCOPEPROF_VERSION_MINOR, SCOPEPROF_VERSION_PATCH,          \
                             SCOPEPROF_ENABLED, SCOPEPROF_WITH_NVTX, SCOPEPROF_WITH_CUDA, SCOPEPROF_WITH_CUPTI,   \
-                            SCOPEPROF_WITH_TORCH, SCOPEPROF_TORCH_CUDA)
+                            SCOPEPROF_WITH_TORCH, SCOPEPROF_TORCH_CUDA, SCOPEPROF_DETAIL_COMPILED)
 #define SCOPEPROF_NAMESPACE_BEGIN \
   namespace scopeprof {           \
   inline namespace SCOPEPROF_ABI_NAMESPACE {
@@ -135,9 +176,11 @@
 #define SCOPEPROF_ARCH_X86_64 1
 #if defined(_MSC_VER)
 #include <intrin.h>
+#define SCOPEPROF_DETAIL_RDTSC() __rdtsc()
 #else
 #include <cpuid.h>
-#include <x86intrin.h>
+// The compiler's builtin, not <x86intrin.h>: that header costs more to parse than the rest of the hot path.
+#define SCOPEPROF_DETAIL_RDTSC() __builtin_ia32_rdtsc()
 #endif
 #elif defined(__aarch64__)
 #define SCOPEPROF_ARCH_AARCH64 1
@@ -211,7 +254,7 @@ inline clock_kind g_clock_kind = clock_kind::steady;
 
 SCOPEPROF_ALWAYS_INLINE std::uint64_t read_ticks() noexcept {
 #if defined(SCOPEPROF_ARCH_X86_64)
-  if (SCOPEPROF_LIKELY(g_clock_kind == clock_kind::tsc)) return __rdtsc();
+  if (SCOPEPROF_LIKELY(g_clock_kind == clock_kind::tsc)) return SCOPEPROF_DETAIL_RDTSC();
 #elif defined(SCOPEPROF_ARCH_AARCH64)
   if (SCOPEPROF_LIKELY(g_clock_kind == clock_kind::cntvct)) {
     // isb: the counter read is not speculated ahead of the code before it (the scope's begin would
@@ -276,6 +319,203 @@ struct tick_converter {
 
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/clock.hpp ----
+// ---- begin scopeprof/report_types.hpp ----
+// scopeprof: the report's value types: counts, instances, rows, statistics, evidence and the writers'
+// result. Plain data; the report class (report.hpp) holds them.
+
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+
+/// @brief Accounting of scope entries: entered == recorded + dropped + in_flight, always.
+struct scope_counts {
+  std::uint64_t entered = 0;    ///< scopes begun since start (or the last reset)
+  std::uint64_t recorded = 0;   ///< finished scopes whose record is in this report
+  std::uint64_t dropped = 0;    ///< finished scopes that found the record buffer full (see set_max_records)
+  std::uint64_t in_flight = 0;  ///< scopes still open when the report was taken
+};
+
+/// @brief What a report says about device time for one scope instance.
+enum class device_status : std::uint8_t {
+  not_timed = 0,  ///< no device timing for this instance (off, sampled out, no device, or not built)
+  ok = 1,         ///< device_begin_ns / device_end_ns are valid
+  captured = 2,   ///< inside a CUDA graph capture that could not be timed: "n/a (captured)"
+  invalid = 3,    ///< a CUDA error made the events unusable
+};
+
+/// @brief One finished scope instance. Times are steady_clock nanoseconds (device times mapped onto it).
+struct scope_instance {
+  std::uint32_t site = 0;     ///< index into report::sites()
+  std::uint32_t thread = 0;   ///< index into report::threads()
+  std::int64_t parent = -1;   ///< index into report::instances(), -1 for a root
+  std::uint32_t depth = 0;    ///< depth in the reconstructed tree (0 = root)
+  bool orphan = false;        ///< its parent was still open (or dropped) when the report was taken
+  std::int64_t host_begin_ns = 0;
+  std::int64_t host_end_ns = 0;
+  std::int64_t host_self_ns = 0;  ///< host total minus the host totals of its children
+  device_status device = device_status::not_timed;
+  std::int32_t device_id = -1;
+  std::uint64_t stream = 0;  ///< the CUDA stream handle the span was timed on
+  std::int64_t device_begin_ns = 0;
+  std::int64_t device_end_ns = 0;
+  std::int64_t device_self_ns = 0;  ///< span minus the union of child spans on the same stream
+  // CUPTI (valid when sources().cupti_valid): work launched inside the scope, its children included.
+  std::uint32_t kernels = 0;             ///< kernels launched inside the scope (children included)
+  std::uint32_t kernels_self = 0;        ///< kernels whose innermost launching scope is this one
+  std::uint32_t copies = 0;              ///< memcpy and memset operations (children included)
+  std::int64_t device_busy_ns = 0;       ///< sum of the durations of those kernels and copies
+  std::int64_t device_busy_self_ns = 0;  ///< the same for the work this scope launched directly
+
+  std::int64_t host_total_ns() const noexcept { return host_end_ns - host_begin_ns; }
+  std::int64_t device_span_ns() const noexcept { return device_end_ns - device_begin_ns; }
+};
+
+/// @brief What a CUPTI activity record describes.
+enum class activity_kind : std::uint8_t { kernel = 0, memcpy = 1, memset = 2 };
+
+/// @brief One kernel, copy or memset from CUPTI, on the host timeline (steady_clock ns).
+struct device_activity {
+  activity_kind kind = activity_kind::kernel;
+  std::int64_t instance = -1;  ///< index into report::instances() of the innermost launching scope; -1: none
+  std::uint32_t name = 0;      ///< index into report::activity_names()
+  std::int32_t device = -1;
+  std::uint32_t stream = 0;    ///< CUPTI stream id
+  std::uint32_t graph = 0;     ///< CUDA graph id, 0 when not launched by a graph
+  std::int64_t begin_ns = 0;
+  std::int64_t end_ns = 0;
+  std::int64_t duration_ns() const noexcept { return end_ns - begin_ns; }
+};
+
+struct site_desc {
+  std::string name;
+  std::string file;
+  std::string function;
+  std::uint32_t line = 0;
+};
+
+struct thread_desc {
+  std::uint32_t index = 0;   ///< order in which threads first entered a scope
+  std::uint64_t os_id = 0;   ///< kernel thread id where known
+  std::string name;          ///< set_thread_name(), or empty
+  bool exited = false;       ///< the thread ended before the report was taken
+  scope_counts counts;
+};
+
+/// @brief Summary of a set of durations (nanoseconds). StdDev is the population standard deviation.
+struct duration_stats {
+  std::uint64_t count = 0;
+  std::int64_t sum = 0;
+  std::int64_t min = 0;
+  std::int64_t max = 0;
+  double mean = 0;
+  double median = 0;
+  double stddev = 0;
+
+  /// Statistics of these values (sorted in place: the vector is taken by value).
+  static duration_stats of(std::vector<std::int64_t> values);
+};
+
+/// @brief One row of the flat table: every instance with this name, on every thread.
+struct flat_row {
+  std::string name;
+  std::uint64_t calls = 0;
+  /// Inclusive host time, counting an instance nested in another of the same name only once.
+  std::int64_t host_total_ns = 0;
+  std::int64_t host_self_ns = 0;
+  duration_stats host;       ///< over every instance's inclusive host time
+  double host_time_pct = 0;  ///< this row's host self time as a share of all host self time
+  std::uint64_t device_calls = 0;  ///< instances with a valid device span
+  std::int64_t device_total_ns = 0;
+  std::int64_t device_self_ns = 0;
+  duration_stats device;
+  std::uint64_t device_captured = 0;  ///< instances whose device time is "n/a (captured)"
+  std::uint64_t device_invalid = 0;
+  std::uint64_t kernels = 0;            ///< CUPTI: kernels launched inside these scopes (children included)
+  std::uint64_t copies = 0;             ///< CUPTI: memcpy and memset operations (children included)
+  std::int64_t device_busy_ns = 0;      ///< CUPTI: their summed durations, a name nested in itself counted once
+  std::int64_t device_busy_self_ns = 0; ///< CUPTI: the same for the work launched directly by these scopes
+};
+
+/// @brief One row of the kernel summary (the columns of Nsight Systems' cuda_gpu_kern_sum), per scope
+/// name and kernel name. Time % is the row's share of all kernel time in the report.
+struct kernel_summary_row {
+  std::string scope;    ///< innermost launching scope's name, "(no scope)" for kernels launched outside any
+  std::string kernel;   ///< kernel name demangled (C++ kernels), as Nsight Systems' kernel summary shows it
+  std::string mangled;  ///< kernel name exactly as CUPTI gives it (the symbol), bytes kept as they are
+  duration_stats time;
+  double time_pct = 0;
+};
+
+/// @brief What the device columns of a row say when there is no valid device time (or "ok").
+/// A CUDA error outranks a capture: it says the evidence itself is broken.
+inline const char* device_status_text(std::uint64_t device_calls, std::uint64_t captured, std::uint64_t invalid) noexcept {
+  if (device_calls) return "ok";
+  if (invalid) return "n/a (CUDA error)";
+  if (captured) return "n/a (captured)";
+  return "n/a";
+}
+
+/// @brief One row of the tree table: every instance reached by the same path of names.
+struct tree_row {
+  std::string name;
+  std::uint32_t depth = 0;
+  std::int64_t parent = -1;  ///< index into report::tree(), -1 for a root
+  std::uint64_t calls = 0;
+  std::int64_t host_total_ns = 0;
+  std::int64_t host_self_ns = 0;
+  std::uint64_t device_calls = 0;
+  std::int64_t device_total_ns = 0;
+  std::int64_t device_self_ns = 0;
+  std::uint64_t kernels = 0;  ///< CUPTI, children included
+  std::uint64_t copies = 0;
+  std::int64_t device_busy_ns = 0;
+  std::int64_t device_busy_self_ns = 0;
+};
+
+/// @brief Which evidence each column comes from, and whether it is valid for this run.
+struct evidence {
+  std::string host = "host clock";
+  bool device_valid = false;
+  std::string device = "n/a (built without CUDA: SCOPEPROF_WITH_CUDA=0)";
+  bool cupti_valid = false;  ///< the CUPTI columns (busy, kernels, kernel summary) hold data
+  std::string cupti = "not collected (CUPTI collector not built)";
+  std::string torch = "not built (SCOPEPROF_WITH_TORCH=0)";
+};
+
+/// @brief What the CUPTI cells say: "ok" when CUPTI evidence is valid, else a short reason ("n/a" when it
+/// was not collected, "withheld" when another tool held CUPTI, "invalid" when records were lost).
+inline const char* cupti_status_text(const evidence& e) noexcept {
+  if (e.cupti_valid) return "ok";
+  if (e.cupti.rfind("withheld", 0) == 0) return "withheld";
+  if (e.cupti.rfind("invalid", 0) == 0) return "invalid";
+  return "n/a";
+}
+
+/// @brief Result of a writer: converts to true on success, else message() says what failed and where.
+class write_result {
+ public:
+  write_result() = default;
+  static write_result failure(std::string message) {
+    write_result r;
+    r.ok_ = false;
+    r.message_ = std::move(message);
+    return r;
+  }
+  explicit operator bool() const noexcept { return ok_; }
+  bool ok() const noexcept { return ok_; }
+  const std::string& message() const noexcept { return message_; }
+
+ private:
+  bool ok_ = true;
+  std::string message_;
+};
+
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/report_types.hpp ----
 // ---- begin scopeprof/report.hpp ----
 // scopeprof: the report model. A report is an immutable snapshot: every finished scope instance, the call
 // tree, a flat per-name table and a per-path tree table, with host and device quantities kept apart.
@@ -283,6 +523,3362 @@ SCOPEPROF_NAMESPACE_END
 //   auto r = scopeprof::collect();
 //   r.print(std::cout);                              // tables
 //   if (auto ok = r.write_chrome_trace("t.json"); !ok) std::cerr << ok.message() << "\n";
+
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+struct raw_snapshot;
+class report_builder;
+}  // namespace detail
+
+/// @brief An immutable snapshot of finished scopes; every writer is a pure function of it.
+class report {
+ public:
+  report() = default;
+
+  const scope_counts& counts() const noexcept { return counts_; }
+  const std::vector<site_desc>& sites() const noexcept { return sites_; }
+  const std::vector<thread_desc>& threads() const noexcept { return threads_; }
+  /// Pre-order per thread: a parent comes before its children, siblings by begin time.
+  const std::vector<scope_instance>& instances() const noexcept { return instances_; }
+  const std::vector<flat_row>& flat() const noexcept { return flat_; }
+  /// Depth-first: a row is followed by its children, heaviest host total first.
+  const std::vector<tree_row>& tree() const noexcept { return tree_; }
+  const evidence& sources() const noexcept { return sources_; }
+  const std::string& warnings() const noexcept { return warnings_; }
+  /// Time zero of traces (steady_clock ns): the library's start.
+  std::int64_t origin_ns() const noexcept { return origin_ns_; }
+  std::uint64_t orphan_count() const noexcept { return orphans_; }
+  /// CUPTI kernels, copies and memsets by begin time (empty unless sources().cupti_valid).
+  const std::vector<device_activity>& activities() const noexcept { return activities_; }
+  /// Kernel names exactly as CUPTI gives them (C++ kernels mangled), indexed by device_activity::name.
+  const std::vector<std::string>& activity_names() const noexcept { return activity_names_; }
+  /// The same names demangled (unchanged where there is nothing to demangle).
+  const std::vector<std::string>& activity_demangled_names() const noexcept { return activity_demangled_; }
+  /// Kernel summary by (scope name, kernel name), heaviest total first (empty unless sources().cupti_valid).
+  const std::vector<kernel_summary_row>& kernel_summary() const noexcept { return kernel_summary_; }
+
+  /// The flat row with this name, or nullptr.
+  const flat_row* find(const std::string& name) const noexcept {
+    for (const auto& r : flat_)
+      if (r.name == name) return &r;
+    return nullptr;
+  }
+
+  /// Text tables (tree view, then flat view) with the evidence header and the footnotes.
+  void print(std::ostream& out) const;
+  std::string to_string() const;
+  /// Flat and tree rows plus the counts, RFC 4180, times in microseconds.
+  write_result write_csv(const std::string& path) const;
+  std::string csv() const;
+  /// Everything above as JSON (schema in docs/formats.md).
+  write_result write_json(const std::string& path) const;
+  std::string json() const;
+  /// Chrome trace event format, loadable in Perfetto and chrome://tracing.
+  write_result write_chrome_trace(const std::string& path) const;
+  std::string chrome_trace() const;
+
+  /// Build a report from raw per-thread records (collect() does this; tests may too, with
+  /// <scopeprof/detail/raw_snapshot.hpp>).
+  static report from_raw(detail::raw_snapshot raw);
+
+ private:
+  friend class detail::report_builder;
+  scope_counts counts_;
+  std::vector<site_desc> sites_;
+  std::vector<thread_desc> threads_;
+  std::vector<scope_instance> instances_;
+  std::vector<flat_row> flat_;
+  std::vector<tree_row> tree_;
+  evidence sources_;
+  std::string warnings_;
+  std::int64_t origin_ns_ = 0;
+  std::uint64_t orphans_ = 0;
+  std::vector<device_activity> activities_;
+  std::vector<std::string> activity_names_;
+  std::vector<std::string> activity_demangled_;
+  std::vector<kernel_summary_row> kernel_summary_;
+};
+
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/report.hpp ----
+// ---- begin scopeprof/detail/recorder.hpp ----
+// scopeprof: where scopes go. Each thread appends fixed-size records to its own chunks; the collector
+// reads them without stopping the writer. Counters are written only by their owner thread (plain stores,
+// no read-modify-write), so the hot path takes no lock and allocates nothing between chunk refills.
+
+// ---- begin scopeprof/backends/nvtx.hpp ----
+// scopeprof: NVTX backend. Every scope pushes and pops a range in the "scopeprof" NVTX domain, with its
+// name registered once per call site and a colour that depends only on the name, so Nsight Systems shows
+// the same colour for the same block in every run. Compiles to nothing when SCOPEPROF_WITH_NVTX is 0.
+
+// ---- begin scopeprof/detail/text.hpp ----
+// scopeprof: text helpers shared by the writers. Names are arbitrary bytes; every output is valid UTF-8.
+
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// Length of the valid UTF-8 sequence starting at s[i], or 0 when the bytes there are not valid UTF-8
+/// (overlong forms, surrogates and code points above U+10FFFF are invalid).
+inline std::size_t utf8_sequence_length(std::string_view s, std::size_t i) noexcept {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = byte(i);
+  if (c < 0x80) return 1;
+  std::size_t n = 0;
+  std::uint32_t cp = 0;
+  if (c >= 0xC2 && c <= 0xDF) { n = 2; cp = c & 0x1Fu; }
+  else if (c >= 0xE0 && c <= 0xEF) { n = 3; cp = c & 0x0Fu; }
+  else if (c >= 0xF0 && c <= 0xF4) { n = 4; cp = c & 0x07u; }
+  else return 0;
+  if (i + n > s.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k) {
+    const unsigned char cc = byte(i + k);
+    if ((cc & 0xC0u) != 0x80u) return 0;
+    cp = (cp << 6) | (cc & 0x3Fu);
+  }
+  if (n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) return 0;
+  if (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) return 0;
+  return n;
+}
+
+/// The bytes as valid UTF-8: each invalid byte becomes U+FFFD.
+inline std::string to_valid_utf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t n = utf8_sequence_length(s, i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      out.append(s.data() + i, n);
+      i += n;
+    }
+  }
+  return out;
+}
+
+/// Cut s to at most max_bytes without splitting a UTF-8 sequence.
+inline std::string_view utf8_prefix(std::string_view s, std::size_t max_bytes) noexcept {
+  if (s.size() <= max_bytes) return s;
+  // Step back over at most three continuation bytes: a longer run is not one sequence, so cut anywhere.
+  std::size_t end = max_bytes;
+  for (int k = 0; k < 3 && end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0u) == 0x80u; ++k) --end;
+  if (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0u) == 0x80u) end = max_bytes;
+  return s.substr(0, end);
+}
+
+/// A JSON string literal (with quotes) holding the UTF-8 form of s.
+inline void append_json_string(std::string& out, std::string_view s) {
+  const std::string valid = to_valid_utf8(s);
+  out += '"';
+  for (const char ch : valid) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      default:
+        if (c < 0x20 || c == 0x7F) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += ch;
+        }
+    }
+  }
+  out += '"';
+}
+
+/// An RFC 4180 field: quoted when it holds a comma, quote, CR or LF (or leading/trailing space).
+inline void append_csv_field(std::string& out, std::string_view s) {
+  const std::string valid = to_valid_utf8(s);
+  const bool quote = valid.find_first_of(",\"\r\n") != std::string::npos ||
+                     (!valid.empty() && (valid.front() == ' ' || valid.back() == ' '));
+  if (!quote) {
+    out += valid;
+    return;
+  }
+  out += '"';
+  for (const char ch : valid) {
+    if (ch == '"') out += '"';
+    out += ch;
+  }
+  out += '"';
+}
+
+/// A name for a terminal table: valid UTF-8, control characters shown as escapes so rows stay rows.
+inline std::string display_name(std::string_view s) {
+  const std::string valid = to_valid_utf8(s);
+  std::string out;
+  out.reserve(valid.size());
+  for (std::size_t i = 0; i < valid.size(); ++i) {
+    const char ch = valid[i];
+    const auto c = static_cast<unsigned char>(ch);
+    // C1 controls (U+0080..U+009F, UTF-8 C2 80..C2 9F) also steer terminals: show them escaped.
+    if (c == 0xC2 && i + 1 < valid.size() && static_cast<unsigned char>(valid[i + 1]) <= 0x9F) {
+      char buf[12];
+      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned char>(valid[i + 1]));
+      out += buf;
+      ++i;
+      continue;
+    }
+    if (c == '\n') out += "\\n";
+    else if (c == '\t') out += "\\t";
+    else if (c == '\r') out += "\\r";
+    else if (c < 0x20 || c == 0x7F) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+/// Number of terminal columns a valid UTF-8 string takes (one per code point; good enough for names).
+inline std::size_t display_width(std::string_view s) noexcept {
+  std::size_t w = 0;
+  for (const char ch : s)
+    if ((static_cast<unsigned char>(ch) & 0xC0u) != 0x80u) ++w;
+  return w;
+}
+
+/// Nanoseconds as a short human string with a unit: "850 ns", "12.35 us", "1.234 ms", "2.500 s".
+inline std::string format_duration_ns(double ns) {
+  char buf[48];
+  const double a = ns < 0 ? -ns : ns;
+  if (a < 1e3) std::snprintf(buf, sizeof buf, "%.0f ns", ns);
+  else if (a < 1e6) std::snprintf(buf, sizeof buf, "%.2f us", ns / 1e3);
+  else if (a < 1e9) std::snprintf(buf, sizeof buf, "%.3f ms", ns / 1e6);
+  else std::snprintf(buf, sizeof buf, "%.3f s", ns / 1e9);
+  return buf;
+}
+
+/// Fixed-point decimal with the given number of digits after the point (locale independent).
+inline std::string format_fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+/// Integer nanoseconds as microseconds with exactly three decimals ("12.345"), exact for any value.
+inline std::string format_ns_as_us(std::int64_t ns) {
+  char buf[48];
+  const bool neg = ns < 0;
+  const std::uint64_t a = neg ? static_cast<std::uint64_t>(-(ns + 1)) + 1u : static_cast<std::uint64_t>(ns);
+  std::snprintf(buf, sizeof buf, "%s%llu.%03llu", neg ? "-" : "", static_cast<unsigned long long>(a / 1000u),
+                static_cast<unsigned long long>(a % 1000u));
+  return buf;
+}
+
+/// FNV-1a, for stable colours and hashing names.
+inline std::uint64_t fnv1a(std::string_view s, std::uint64_t h = 1469598103934665603ull) noexcept {
+  for (const char c : s) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/text.hpp ----
+
+#include <cstdint>
+#include <string_view>
+
+#if SCOPEPROF_WITH_NVTX
+#include <nvtx3/nvToolsExt.h>
+#endif
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// A stable ARGB colour for a name, from a palette chosen to stay readable on light and dark timelines.
+inline std::uint32_t colour_for_name(std::string_view name) noexcept {
+  static constexpr std::uint32_t palette[] = {
+      0xFF4E79A7u, 0xFFF28E2Bu, 0xFFE15759u, 0xFF76B7B2u, 0xFF59A14Fu, 0xFFEDC948u, 0xFFB07AA1u, 0xFFFF9DA7u,
+      0xFF9C755Fu, 0xFFBAB0ACu, 0xFF1F77B4u, 0xFF2CA02Cu, 0xFFD62728u, 0xFF9467BDu, 0xFF17BECFu, 0xFFBCBD22u,
+  };
+  return palette[fnv1a(name) % (sizeof palette / sizeof palette[0])];
+}
+
+#if SCOPEPROF_WITH_NVTX
+
+/// The per-call-site NVTX data: built once when the site registers, read on every push.
+struct nvtx_site {
+  nvtxEventAttributes_t attributes{};
+};
+
+inline nvtxDomainHandle_t& nvtx_domain_slot() noexcept {
+  static nvtxDomainHandle_t domain = nullptr;
+  return domain;
+}
+
+/// Called once at start-up, before any site registers; loads an attached NVTX tool if there is one.
+inline void nvtx_initialize() noexcept { nvtx_domain_slot() = nvtxDomainCreateA("scopeprof"); }
+
+inline void nvtx_register_site(nvtx_site& site, const char* name, std::uint32_t argb) noexcept {
+  nvtxEventAttributes_t& a = site.attributes;
+  a = nvtxEventAttributes_t{};
+  a.version = NVTX_VERSION;
+  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  a.colorType = NVTX_COLOR_ARGB;
+  a.color = argb;
+  nvtxStringHandle_t handle = nvtxDomainRegisterStringA(nvtx_domain_slot(), name);
+  if (handle != nullptr) {
+    a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+    a.message.registered = handle;
+  } else {  // no tool attached (or it does not register strings): the plain text still works
+    a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    a.message.ascii = name;
+  }
+}
+
+SCOPEPROF_ALWAYS_INLINE void nvtx_push(const nvtx_site& site) noexcept {
+  nvtxDomainRangePushEx(nvtx_domain_slot(), &site.attributes);
+}
+SCOPEPROF_ALWAYS_INLINE void nvtx_pop() noexcept { nvtxDomainRangePop(nvtx_domain_slot()); }
+
+#else
+
+struct nvtx_site {};
+inline void nvtx_initialize() noexcept {}
+inline void nvtx_register_site(nvtx_site&, const char*, std::uint32_t) noexcept {}
+SCOPEPROF_ALWAYS_INLINE void nvtx_push(const nvtx_site&) noexcept {}
+SCOPEPROF_ALWAYS_INLINE void nvtx_pop() noexcept {}
+
+#endif
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/backends/nvtx.hpp ----
+// ---- begin scopeprof/detail/log.hpp ----
+// scopeprof: the library's own messages. They go to stderr, prefixed, and never throw.
+
+
+#include <cstdio>
+#include <string>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+inline void warn(const std::string& message) noexcept {
+  std::fprintf(stderr, "scopeprof: warning: %s\n", message.c_str());
+  std::fflush(stderr);
+}
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/log.hpp ----
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+
+/// @brief Names longer than this many bytes are cut (at a UTF-8 boundary) and end in "...".
+constexpr std::size_t max_name_bytes = 512;
+
+namespace detail {
+
+/// Everything known about one call site, registered once and never moved or freed.
+struct site_info {
+  std::string name;  // as given, cut to max_name_bytes (bytes kept as they are; writers sanitise)
+  const char* file = "";
+  const char* function = "";
+  std::uint32_t line = 0;
+  std::uint32_t id = 0;
+  std::uint32_t colour = 0;
+  nvtx_site nvtx;
+  // Device timing policy for this site: 0 = host only, N = time every Nth entry (1 = every entry).
+  std::atomic<std::uint32_t> device_every{1};
+  bool host_only = false;  // PROF_SCOPE_HOST: sampling settings never turn device timing on
+  bool per_thread_stream = false;  // the site's TU was built with the per-thread default stream
+  std::atomic<std::uint64_t> device_entries{0};  // only counted when device_every > 1
+};
+
+}  // namespace detail
+
+/// @brief A static call site: one per PROF_SCOPE in the source. Constant-initialised, so using it costs
+/// no guard check; the heavier site_info is built on the first entry.
+struct call_site {
+  const char* name;
+  const char* file;
+  const char* function;
+  std::uint32_t line;
+  bool host_only;  // PROF_SCOPE_HOST: never device-timed
+  // The default stream of the site's own translation unit (nvcc --default-stream per-thread defines
+  // CUDA_API_PER_THREAD_DEFAULT_STREAM there): kept per site, so TUs built either way share one library.
+  bool per_thread_stream;
+  std::atomic<detail::site_info*> info{nullptr};
+
+  constexpr call_site(const char* name_, const char* file_, const char* function_, std::uint32_t line_,
+                      bool host_only_ = false, bool per_thread_stream_ = false) noexcept
+      : name(name_), file(file_), function(function_), line(line_), host_only(host_only_),
+        per_thread_stream(per_thread_stream_) {}
+  call_site(const call_site&) = delete;
+  call_site& operator=(const call_site&) = delete;
+};
+
+namespace detail {
+
+/// One finished scope: 24 bytes, written at scope exit.
+struct record {
+  std::uint64_t begin_ticks;
+  std::uint64_t end_ticks;
+  std::uint32_t site;
+  std::uint16_t depth;  // nesting level at entry on this thread (0 = outermost), saturated at 65535
+  std::uint16_t flags;
+};
+static_assert(sizeof(record) == 24, "records are meant to stay small");
+
+/// A block of records. A thread's first chunks are small (a thread that runs a few scopes should not
+/// hold much memory); later ones have max_chunk_records.
+struct chunk {
+  std::uint64_t first = 0;     // record index (since the thread started) of records[0]
+  std::uint32_t capacity = 0;
+  record* records() noexcept { return reinterpret_cast<record*>(this + 1); }
+  const record* records() const noexcept { return reinterpret_cast<const record*>(this + 1); }
+};
+static_assert(sizeof(chunk) % alignof(record) == 0, "records follow the chunk header");
+constexpr std::uint32_t min_chunk_records = 64;
+constexpr std::uint32_t max_chunk_records = 4096;
+
+inline chunk* new_chunk(std::uint32_t capacity) noexcept {
+  void* p = ::operator new(sizeof(chunk) + sizeof(record) * capacity, std::nothrow);
+  if (p == nullptr) return nullptr;
+  chunk* c = new (p) chunk;
+  c->capacity = capacity;
+  return c;
+}
+inline void delete_chunk(chunk* c) noexcept { ::operator delete(static_cast<void*>(c)); }
+
+/// Device timing of one scope instance (CUDA builds): its event pair, resolved at collect time.
+/// Handles are stored untyped so this file needs no CUDA header.
+struct device_record {
+  std::uint64_t host_index = 0;  // index of the host record this belongs to; ~0 if the host record was dropped
+  void* begin_event = nullptr;
+  void* end_event = nullptr;
+  void* stream = nullptr;
+  std::uint64_t capture_id = 0;  // non-zero: recorded while the stream was being captured into a graph
+  std::int32_t device = -1;
+  std::uint32_t reference = 0;   // generation of the reference event current when the scope began
+  std::uint32_t state = 0;       // device_record_state, written by collect() under the registry's collect_mu
+  std::int64_t begin_ns = 0;     // resolved times on the host timeline
+  std::int64_t end_ns = 0;
+};
+enum device_record_state : std::uint32_t { dev_pending = 0, dev_resolved = 1, dev_captured = 2, dev_invalid = 3 };
+
+struct device_chunk {
+  static constexpr std::uint32_t capacity = 1024;
+  std::uint64_t first = 0;
+  device_record records[capacity];
+};
+
+/// Per-thread cache for runtime names: (call site, name) -> site_info. Grows only on a new name. Held by
+/// the thread's buffer (not a thread_local of its own: that would give every including TU a TLS
+/// initializer) and freed when the thread exits.
+struct dynamic_name_cache {
+  struct slot {
+    std::uint64_t hash = 0;
+    const call_site* cs = nullptr;
+    site_info* info = nullptr;
+  };
+  std::vector<slot> slots;  // open addressing, power-of-two size
+  std::size_t used = 0;
+};
+
+/// One thread's records and counters. Owned by the global registry, so it outlives its thread.
+struct thread_buffer {
+  // Written by the owner thread only (relaxed load + release store), read by collect().
+  std::atomic<std::uint64_t> recorded{0};  // records written since the thread started
+  std::atomic<std::uint64_t> dropped{0};   // scopes that ended but could not be stored
+  std::atomic<std::uint64_t> entered{0};   // scopes begun since the thread started
+  std::atomic<std::uint32_t> depth{0};     // scopes open right now (owner-only in practice: the record's depth)
+  // Owner-only.
+  record* cursor = nullptr;
+  record* limit = nullptr;
+  std::uint64_t full_epoch = ~0ull;  // allocation epoch in which a refill last failed
+  device_record* device_cursor = nullptr;
+  device_record* device_limit = nullptr;
+  std::unique_ptr<dynamic_name_cache> dynamic_names;  // PROF_SCOPE_DYN lookups; freed at thread exit
+  std::atomic<std::uint64_t> device_recorded{0};  // device records written since the thread started
+
+  // Under mu: the chunk list (the owner appends on refill, reset() frees full ones).
+  std::mutex mu;
+  std::vector<chunk*> chunks;        // in record order; chunk::first says where each starts
+  std::uint64_t recorded_floor = 0;  // records before this index were discarded by reset()
+  std::uint64_t dropped_floor = 0;
+  std::uint64_t entered_floor = 0;
+  std::vector<device_chunk*> device_chunks;
+  std::uint64_t device_floor = 0;  // device records before this index were discarded by reset()
+  std::string name;
+  // Under the registry mutex.
+  std::uint32_t ordinal = 0;
+  std::uint64_t os_id = 0;
+  bool exited = false;
+};
+
+inline thread_local thread_buffer* t_buffer = nullptr;
+
+enum : std::uint8_t { state_off = 0, state_on = 1, state_uninitialised = 2 };
+/// Read at every scope entry (relaxed): on, off, or not yet initialised.
+inline std::atomic<std::uint8_t> g_state{state_uninitialised};
+/// Device timing of new call sites: 0 = host only, N = every Nth entry (SCOPEPROF_DEVICE_SAMPLE).
+inline std::atomic<std::uint32_t> g_default_device_every{1};
+
+/// Lock order: collect_mu, then mu, then a thread_buffer's mu. Scope threads take mu only to register a
+/// new call site or thread and at thread exit, and a thread_buffer's mu only on a chunk refill: none of
+/// them is ever held while collect() converts records or waits for the GPU.
+struct registry {
+  std::mutex collect_mu;  // one collect() or reset() at a time; the only lock held through their slow parts
+  std::mutex mu;          // the lists below (sites, threads, names), held only to read or change them
+  std::vector<std::unique_ptr<site_info>> sites;
+  std::unordered_map<std::string, std::uint32_t> named_device_every;  // set_device_sampling(name, n), also for sites not seen yet
+  std::unordered_map<std::string, site_info*> dynamic_sites;
+  std::vector<thread_buffer*> threads;
+  std::uint32_t next_ordinal = 0;
+
+  std::mutex pool_mu;  // free chunks
+  std::vector<chunk*> free_chunks;
+  std::atomic<std::uint64_t> allocated_records{0};
+  std::atomic<std::uint64_t> max_records{std::uint64_t{1} << 22};
+  std::atomic<std::uint64_t> alloc_epoch{0};  // bumped whenever memory is freed or the cap raised
+  std::atomic<std::uint64_t> device_records_held{0};     // device records in memory, all threads
+  std::atomic<std::uint64_t> device_records_skipped{0};  // device timings not taken: too many held
+  std::atomic<std::uint64_t> unattached_drops{0};  // scopes on threads whose buffer could not be made
+  std::uint64_t unattached_floor = 0;              // under mu: reset() point
+
+  detail::clock_anchor clock_start{};
+  std::string report_target;  // SCOPEPROF_REPORT
+};
+
+/// The registry is created on first use and intentionally never destroyed: scopes in static destructors
+/// and the report at exit must still find it.
+SCOPEPROF_API registry& the_registry();
+
+SCOPEPROF_API void initialise() noexcept;  // runtime (impl/runtime.hpp)
+/// Registers the report at exit again after something that may have initialised the CUDA runtime, whose
+/// own teardown the report must run before.
+SCOPEPROF_API void rearm_exit_report() noexcept;
+
+/// Set by a backend that keeps per-thread state (the CUDA event cache): run on a thread's first scope,
+/// before its begin time is read (no scope is open on the thread yet, so one-time set-up is charged to
+/// no scope), and when the thread exits.
+using thread_hook = void (*)() noexcept;
+inline std::atomic<thread_hook> g_thread_attach_hook{nullptr};
+inline std::atomic<thread_hook> g_thread_exit_hook{nullptr};
+
+/// First scope on a thread: make its buffer. Returns nullptr if memory is short or the thread is exiting.
+SCOPEPROF_API thread_buffer* attach_thread() noexcept;
+/// A scope began on a thread whose buffer could not be made: counted, never recorded.
+SCOPEPROF_API void note_unattached_drop() noexcept;
+/// A scope ended on another thread than the one it began on: counted (and warned once), not recorded.
+SCOPEPROF_API void note_cross_thread_exit() noexcept;
+
+constexpr std::uint64_t no_record = ~std::uint64_t{0};
+
+/// The current chunk is full: refill within the global cap and store, or count the scope as dropped.
+SCOPEPROF_API std::uint64_t append_slow(thread_buffer& b, const record& rec) noexcept;
+
+/// Store one finished scope and return its index (no_record if dropped); the caller then lowers the
+/// depth (after, so a reader never sees both old).
+SCOPEPROF_ALWAYS_INLINE std::uint64_t append(thread_buffer& b, const record& rec) noexcept {
+  record* c = b.cursor;
+  if (SCOPEPROF_LIKELY(c != b.limit)) {
+    *c = rec;
+    b.cursor = c + 1;
+    const std::uint64_t index = b.recorded.load(std::memory_order_relaxed);
+    b.recorded.store(index + 1, std::memory_order_release);
+    return index;
+  }
+  return append_slow(b, rec);
+}
+
+/// Device records: a cap of their own (each holds two CUDA events until collect() resolves them).
+constexpr std::uint64_t max_device_records = std::uint64_t{1} << 20;
+
+/// Reserve the slot for one device record in a new chunk; nullptr when the cap is reached (the timing is
+/// skipped).
+SCOPEPROF_API device_record* device_slot_slow(thread_buffer& b) noexcept;
+SCOPEPROF_ALWAYS_INLINE device_record* device_slot(thread_buffer& b) noexcept {
+  return b.device_cursor != b.device_limit ? b.device_cursor : device_slot_slow(b);
+}
+/// Publish the slot filled after device_slot().
+SCOPEPROF_ALWAYS_INLINE void device_commit(thread_buffer& b) noexcept {
+  ++b.device_cursor;
+  b.device_recorded.store(b.device_recorded.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+}
+
+/// The name as kept: cut to max_name_bytes at a UTF-8 boundary, ending in "...".
+SCOPEPROF_API std::string truncate_name(std::string_view name);
+/// First entry of a static call site: register it (once; concurrent first entries agree).
+SCOPEPROF_API site_info* register_site(call_site& cs) noexcept;
+/// First entry of a (call site, runtime name) pair anywhere in the process.
+SCOPEPROF_API site_info* register_dynamic_site(call_site& cs, std::string_view name) noexcept;
+
+inline site_info* lookup_dynamic_site(call_site& cs, std::string_view name) noexcept {
+  thread_buffer* b = t_buffer;
+  if (SCOPEPROF_UNLIKELY(b == nullptr) && (b = attach_thread()) == nullptr) return register_dynamic_site(cs, name);
+  if (SCOPEPROF_UNLIKELY(!b->dynamic_names)) {
+    b->dynamic_names.reset(new (std::nothrow) dynamic_name_cache());
+    if (!b->dynamic_names) return register_dynamic_site(cs, name);
+  }
+  dynamic_name_cache& cache = *b->dynamic_names;
+  const std::uint64_t h = fnv1a(name) ^ (reinterpret_cast<std::uintptr_t>(&cs) * 0x9E3779B97F4A7C15ull);
+  if (!cache.slots.empty()) {
+    const std::size_t mask = cache.slots.size() - 1;
+    for (std::size_t i = h & mask;; i = (i + 1) & mask) {
+      const auto& s = cache.slots[i];
+      if (s.info == nullptr) break;
+      if (s.hash == h && s.cs == &cs &&
+          (s.info->name == name || (name.size() > max_name_bytes && s.info->name == truncate_name(name))))
+        return s.info;
+    }
+  }
+  site_info* info = register_dynamic_site(cs, name);
+  if (info == nullptr) return nullptr;
+  try {
+    if ((cache.used + 1) * 2 > cache.slots.size()) {
+      std::vector<dynamic_name_cache::slot> old;
+      old.swap(cache.slots);
+      cache.slots.assign(old.empty() ? 64 : old.size() * 2, {});
+      const std::size_t mask = cache.slots.size() - 1;
+      for (const auto& s : old)
+        if (s.info != nullptr) {
+          std::size_t i = s.hash & mask;
+          while (cache.slots[i].info != nullptr) i = (i + 1) & mask;
+          cache.slots[i] = s;
+        }
+    }
+    const std::size_t mask = cache.slots.size() - 1;
+    std::size_t i = h & mask;
+    while (cache.slots[i].info != nullptr) i = (i + 1) & mask;
+    cache.slots[i] = {h, &cs, info};
+    ++cache.used;
+  } catch (...) {
+    // The cache is only a shortcut: without it the next entry asks the registry again.
+  }
+  return info;
+}
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/recorder.hpp ----
+// ---- begin scopeprof/backends/cuda_events.hpp ----
+// scopeprof: device time per scope from CUDA events (SCOPEPROF_WITH_CUDA=1), what the scope sees.
+//
+// A timed scope records one event when it begins and one when it ends, on its stream. Nothing waits on
+// the hot path: collect() resolves the pairs later, in bulk (cuda_resolve.hpp). The entry points below are
+// defined in impl/cuda_events.hpp (compiled once, or inline in header-only builds); the state they work
+// on (devices, pools, caches) lives in cuda_device.hpp, which the scope never sees.
+
+
+#include <atomic>
+#include <cstdint>
+
+#if SCOPEPROF_WITH_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+enum : std::uint8_t { device_timing_uninitialised = 0, device_timing_on = 1, device_timing_off = 2 };
+/// Read at every scope entry in CUDA builds (relaxed).
+inline std::atomic<std::uint8_t> g_device_timing{device_timing_uninitialised};
+
+#if SCOPEPROF_WITH_CUDA
+
+/// What a timed scope holds between its two boundaries.
+struct device_scope {
+  cudaEvent_t begin = nullptr;  // null: this instance is not device-timed
+  cudaEvent_t end = nullptr;    // taken with the begin event, recorded at the end
+  cudaStream_t stream = nullptr;
+  unsigned long long capture_id = 0;  // non-zero: recorded into a graph being captured
+  int device = -1;
+  std::uint32_t generation = 0;  // the reference event current when the scope began
+};
+
+/// Is there a usable device at all? Once per process, before the first device-timed scope reads its begin
+/// time. No driver or no GPU: off, with the reason in every report.
+SCOPEPROF_API void probe_devices() noexcept;
+/// Scope entry, after the host begin time: decide (sampling), take both events, record the begin event.
+/// May move begin_ticks later (past one-time set-up). Never waits.
+SCOPEPROF_API void device_begin(device_scope& s, site_info& site, cudaStream_t stream,
+                                      std::uint64_t& begin_ticks) noexcept;
+/// Scope exit, before the host end time is read: record the end event. Returns it (null on failure).
+SCOPEPROF_API cudaEvent_t device_end(device_scope& s) noexcept;
+/// After the host record is stored: keep the event pair for collect().
+SCOPEPROF_API void device_store(thread_buffer& b, const device_scope& s, cudaEvent_t end_event,
+                                      std::uint64_t host_index) noexcept;
+
+#endif  // SCOPEPROF_WITH_CUDA
+
+}  // namespace detail
+
+/// @brief Switch device timing on or off for every scope (CUDA builds; a no-op otherwise).
+SCOPEPROF_API void set_device_timing(bool on) noexcept;
+
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/backends/cuda_events.hpp ----
+// ---- begin scopeprof/backends/cupti.hpp ----
+// scopeprof: CUPTI collector (SCOPEPROF_WITH_CUPTI=1): every kernel, memcpy and memset a scope launched,
+// attributed to the innermost scope through CUPTI external correlation (kind CUSTOM2; Kineto uses CUSTOM0
+// and CUSTOM1).
+//
+//   scopeprof::set_cupti(true);     // or SCOPEPROF_CUPTI=1; off by default: scopeprof never touches CUPTI
+//   ... scopes launching kernels ...
+//   auto r = scopeprof::collect();  // device busy and kernel counts per scope, kernel summary
+//   scopeprof::set_cupti(false);    // release CUPTI, so a later torch profiler or Nsight run can have it
+//
+// libcupti is loaded at run time (dlopen: a copy already in the process first, e.g. the torch wheel's, then
+// libcupti.so.13 and libcupti.so; SCOPEPROF_CUPTI_LIBRARY=PATH overrides), so only the CUPTI headers are
+// needed to build. CUPTI allows one subscriber per process: scopeprof subscribes first, and if another tool
+// holds CUPTI (Nsight Systems, Nsight Compute, compute-sanitizer, a torch profiler session) it collects
+// nothing and every report says "withheld" with the cause. A probe (a 4-byte memset on a private stream,
+// tagged with its own external id) at the start and at every collect() checks that records still arrive;
+// when they stop (another collector re-registered CUPTI's process-wide buffers) the CUPTI data is marked
+// invalid instead of giving partial sums.
+//
+// This header is what a scope sees: the switch read at every entry and three out-of-line calls taken only
+// while the collector is on. The collector itself is in backends/cupti/ (state, buffers, session, collect).
+
+
+#include <atomic>
+#include <cstdint>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// Set by scopeprof::torch_profile once a torch profiler session with CUDA activity has started in this
+/// process: Kineto keeps CUPTI from then on, which names the holder when the collector is withheld.
+inline std::atomic<bool> g_kineto_cuda_started{false};
+
+#if SCOPEPROF_ENABLED && SCOPEPROF_WITH_CUPTI
+/// Read at every scope entry (relaxed): non-zero while the collector is on.
+inline std::atomic<std::uint8_t> g_cupti_on{0};
+
+/// Push this scope's external id; returns it, or 0 when nothing was pushed.
+SCOPEPROF_API std::uint64_t cupti_push(thread_buffer& b) noexcept;
+/// Pop it again at scope exit (on the thread that pushed it).
+SCOPEPROF_API void cupti_pop(std::uint64_t id) noexcept;
+/// Remember which host record the external id belongs to (after the host record got its index).
+SCOPEPROF_API void cupti_store(std::uint64_t id, std::uint64_t host_index) noexcept;
+
+/// Per-scope state of the CUPTI collector (lives inside scopeprof::scope). Off: one relaxed load and a branch.
+struct cupti_scope {
+  std::uint64_t id = 0;  // 0: nothing pushed
+  SCOPEPROF_ALWAYS_INLINE void enter(thread_buffer& b, const site_info&) noexcept {
+    if (SCOPEPROF_UNLIKELY(g_cupti_on.load(std::memory_order_relaxed) != 0)) id = cupti_push(b);
+  }
+  SCOPEPROF_ALWAYS_INLINE void leave() noexcept {
+    if (SCOPEPROF_UNLIKELY(id != 0)) cupti_pop(id);
+  }
+  SCOPEPROF_ALWAYS_INLINE void store(thread_buffer&, std::uint64_t host_index) noexcept {
+    if (SCOPEPROF_UNLIKELY(id != 0)) cupti_store(id, host_index);
+  }
+};
+
+#endif
+
+}  // namespace detail
+
+/// @brief Switch the CUPTI collector on or off at run time (builds with SCOPEPROF_WITH_CUPTI=1; a no-op
+/// elsewhere). On: kernels, copies and memsets are attributed to the innermost scope that launched them.
+/// Off: CUPTI is released (record kinds disabled, subscriber slot given back); what was collected stays in
+/// the next reports. If CUPTI is held by another tool, nothing is collected and reports say "withheld".
+///
+///   scopeprof::set_cupti(true);  run();  auto r = scopeprof::collect();  scopeprof::set_cupti(false);
+SCOPEPROF_API void set_cupti(bool on) noexcept;
+
+/// @brief True while the CUPTI collector is collecting.
+SCOPEPROF_API bool cupti_enabled() noexcept;
+
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/backends/cupti.hpp ----
+// ---- begin scopeprof/runtime.hpp ----
+// scopeprof: the run-time API: switches, collect() and reset() (defined in impl/runtime.hpp).
+//
+//   scopeprof::set_enabled(false);            // scopes cost one load and a branch from now on
+//   auto r = scopeprof::collect();            // snapshot of every finished scope, all threads
+//   scopeprof::reset();                       // forget what was recorded so far
+//
+// Environment (read once, at the first scope or the first call of this API):
+//   SCOPEPROF=0|1                 start disabled / enabled (default 1)
+//   SCOPEPROF_REPORT=stderr|stdout|PATH   report at normal exit: .csv CSV, .trace.json Chrome trace,
+//                                 .json JSON, anything else the text tables
+//   SCOPEPROF_CLOCK=auto|tsc|steady|cntvct   host clock (default auto: hardware counter where safe)
+//   SCOPEPROF_MAX_RECORDS=N       cap on records held in memory (default 4194304, 24 bytes each)
+//   SCOPEPROF_DEVICE=0|1          device timing from CUDA events (CUDA builds; default 1)
+//   SCOPEPROF_DEVICE_SAMPLE=N     device-time every Nth entry of each call site (default 1: every entry)
+//   SCOPEPROF_DEVICE_WAIT_MS=N    longest collect() waits for a stream's newest event (default 5000)
+//   SCOPEPROF_CUPTI=0|1           CUPTI collector (SCOPEPROF_WITH_CUPTI builds; default 0: CUPTI untouched)
+//   SCOPEPROF_CUPTI_LIBRARY=PATH  the libcupti to load (default: one already loaded, else libcupti.so.13)
+
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+SCOPEPROF_NAMESPACE_BEGIN
+
+/// @brief True when scopes are being recorded now.
+SCOPEPROF_API bool enabled() noexcept;
+
+/// @brief Switch recording on or off at run time (scopes already open still finish and are recorded).
+SCOPEPROF_API void set_enabled(bool on) noexcept;
+
+/// @brief Cap on records held in memory across all threads; past it, scopes are counted as dropped.
+SCOPEPROF_API void set_max_records(std::uint64_t n) noexcept;
+
+/// @brief Device-time every Nth entry of every call site (0: host time only, 1: every entry).
+/// Applies to sites already seen and to new ones, and replaces every per-name setting. CUDA builds;
+/// harmless elsewhere.
+SCOPEPROF_API void set_device_sampling(std::uint32_t every_n) noexcept;
+
+/// @brief Device-time every Nth entry of the call sites with this name (0: host only), also of sites with
+/// this name first seen later (the name overrides the global setting). Returns how many sites seen so far
+/// matched.
+SCOPEPROF_API std::size_t set_device_sampling(std::string_view name, std::uint32_t every_n) noexcept;
+
+/// @brief The host clock in use (fixed at start-up).
+SCOPEPROF_API clock_kind host_clock() noexcept;
+
+/// @brief Name the calling thread's track in traces and reports: `scopeprof::set_thread_name("loader");`
+SCOPEPROF_API void set_thread_name(std::string_view name) noexcept;
+
+/// @brief A snapshot of all finished scopes of all threads (running threads keep running; nothing waits
+/// for them, and no scope waits for collect()). Never throws: on failure the report is empty and its
+/// warnings() say why.
+SCOPEPROF_API report collect() noexcept;
+
+/// @brief Forget every finished scope recorded so far (scopes open now are kept and recorded when they end)
+/// and give their memory back; threads that have exited are forgotten altogether. Never waits for the GPU.
+SCOPEPROF_API void reset() noexcept;
+
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/runtime.hpp ----
+// ---- begin scopeprof/scope.hpp ----
+// scopeprof: the scope object and the PROF_* macros.
+//
+//   void step() {
+//     PROF_FUNCTION();                   // named after the function
+//     { PROF_SCOPE("load"); load(); }    // a literal name, registered once for this line
+//     PROF_SCOPE_DYN(layer.name());      // a runtime name (std::string / std::string_view / const char*)
+//   }
+
+// ---- begin scopeprof/backends/torch.hpp ----
+// scopeprof: LibTorch backend (SCOPEPROF_WITH_TORCH=1).
+//
+// Each scope opens an at::RecordFunction with RecordScope::USER_SCOPE, so the torch profiler shows it as a
+// user_annotation (and, with CUDA activity, a gpu_user_annotation over the kernels it launched), but only
+// while someone listens: with no RecordFunction callback registered for USER_SCOPE the scope pays one call
+// to at::getStepCallbacksUnlessEmpty (a thread-local read and an atomic version check) and nothing else: no
+// lock, no allocation. The RecordFunction lives inside the scope object (it can be neither copied nor moved).
+//
+// CUDA builds whose LibTorch has CUDA (SCOPEPROF_TORCH_CUDA=1, set by the CMake target) time a scope with no
+// stream named on torch's current CUDA stream, like the work torch launches inside it.
+
+
+#if SCOPEPROF_ENABLED && SCOPEPROF_WITH_TORCH
+#include <ATen/record_function.h>
+
+#include <optional>
+#include <utility>
+
+// torch's current CUDA stream: needs LibTorch built with CUDA (libc10_cuda), which the header alone does not
+// prove (Debian's CPU-only libtorch-dev ships c10/cuda/ headers without the library); the CMake target says.
+#if SCOPEPROF_TORCH_CUDA
+#include <c10/cuda/CUDAStream.h>
+#endif
+#endif
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+#if SCOPEPROF_ENABLED && SCOPEPROF_WITH_TORCH
+/// Per-scope state of the torch backend (lives inside scopeprof::scope).
+struct torch_scope {
+  SCOPEPROF_ALWAYS_INLINE void enter(const site_info& site) noexcept {
+    // The listener check is the whole cost when nobody listens; the rest stays out of line.
+    auto callbacks = at::getStepCallbacksUnlessEmpty(at::RecordScope::USER_SCOPE);
+    if (SCOPEPROF_UNLIKELY(callbacks.has_value())) open(std::move(*callbacks), site);
+  }
+
+  SCOPEPROF_ALWAYS_INLINE void leave() noexcept {
+    if (SCOPEPROF_UNLIKELY(record_.has_value())) close();
+  }
+
+ private:
+  // The name is the site's own string: site_info objects live as long as the process (the registry is
+  // never destroyed), so the pointer handed to torch stays valid whatever torch keeps.
+  SCOPEPROF_NOINLINE void open(at::StepCallbacks&& callbacks, const site_info& site) noexcept {
+    try {
+      record_.emplace(std::move(callbacks));
+      if (record_->isActive()) record_->before(site.name.c_str());
+    } catch (...) {
+      // A throwing observer must not reach user code: the scope goes on without its torch entry.
+      record_.reset();
+    }
+  }
+
+  SCOPEPROF_NOINLINE void close() noexcept {
+    try {
+      record_->end();  // runs the end callbacks now, inside the host scope
+    } catch (...) {
+    }
+    try {
+      record_.reset();
+    } catch (...) {
+    }
+  }
+
+  std::optional<at::RecordFunction> record_;
+};
+
+#if SCOPEPROF_TORCH_CUDA && SCOPEPROF_WITH_CUDA
+/// torch's current CUDA stream on `device` (nullptr if torch cannot say). Asked only when a scope names no
+/// stream and is about to be device-timed (after sampling), with the device already known, so torch
+/// need not look it up.
+SCOPEPROF_NOINLINE inline cudaStream_t torch_current_stream(int device) noexcept {
+  try {
+    return c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(device)).stream();
+  } catch (...) {
+    return nullptr;
+  }
+}
+#endif
+
+/// What the report's evidence line says about the torch backend in this build.
+inline const char* torch_evidence_text() noexcept {
+  return "RecordFunction USER_SCOPE entries while a torch profiler listens (SCOPEPROF_WITH_TORCH=1)";
+}
+#else
+inline const char* torch_evidence_text() noexcept { return "not built (SCOPEPROF_WITH_TORCH=0)"; }
+#endif
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/backends/torch.hpp ----
+
+#include <atomic>
+#include <cstdint>
+#include <string_view>
+
+SCOPEPROF_NAMESPACE_BEGIN
+
+#if SCOPEPROF_WITH_CUDA
+/// The stream a scope is device-timed on, when none is named.
+using stream_handle = cudaStream_t;
+#else
+using stream_handle = void*;
+#endif
+
+/// @brief RAII timer for one block: records host begin/end ticks, pushes an NVTX range and, in CUDA
+/// builds, records a CUDA event pair on its stream for the device span.
+///
+/// Use it through the macros; it is neither copyable nor movable, and must end on the thread where it began.
+class scope {
+ public:
+#if SCOPEPROF_ENABLED
+  /// Default stream (legacy, or per-thread when the program is built for it).
+  SCOPEPROF_ALWAYS_INLINE explicit scope(call_site& site, stream_handle stream = nullptr) noexcept {
+    const std::uint8_t state = detail::g_state.load(std::memory_order_acquire);
+    if (state == detail::state_off) return;  // runtime-disabled: one load and one branch
+    detail::site_info* info = site.info.load(std::memory_order_acquire);
+    if (SCOPEPROF_LIKELY(state == detail::state_on && info != nullptr))
+      enter(info, stream);
+    else
+      enter_cold(site, nullptr, stream);
+  }
+
+  SCOPEPROF_ALWAYS_INLINE scope(call_site& site, std::string_view name, stream_handle stream = nullptr) noexcept {
+    const std::uint8_t state = detail::g_state.load(std::memory_order_acquire);
+    if (SCOPEPROF_LIKELY(state == detail::state_on)) {
+      detail::site_info* info = detail::lookup_dynamic_site(site, name);
+      if (info != nullptr) enter(info, stream);
+    } else if (state != detail::state_off) {
+      enter_cold(site, &name, stream);
+    }
+  }
+
+  SCOPEPROF_ALWAYS_INLINE ~scope() {
+    if (buffer_ != nullptr) leave();
+  }
+#else
+  explicit scope(call_site&, stream_handle = nullptr) noexcept {}
+  scope(call_site&, std::string_view, stream_handle = nullptr) noexcept {}
+#endif
+
+  scope(const scope&) = delete;
+  scope& operator=(const scope&) = delete;
+  scope(scope&&) = delete;
+  scope& operator=(scope&&) = delete;
+
+ private:
+#if SCOPEPROF_ENABLED
+  SCOPEPROF_ALWAYS_INLINE void enter(detail::site_info* info, stream_handle stream) noexcept {
+    detail::thread_buffer* b = detail::t_buffer;
+    if (SCOPEPROF_UNLIKELY(b == nullptr)) {
+      b = detail::attach_thread();
+      if (b == nullptr) {
+        detail::note_unattached_drop();
+        return;
+      }
+    }
+    b->entered.store(b->entered.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    b->depth.store(b->depth.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    buffer_ = b;
+    site_id_ = info->id;
+    detail::nvtx_push(info->nvtx);
+#if SCOPEPROF_WITH_TORCH
+    torch_.enter(*info);  // [torch hook: enter]
+#endif
+    begin_ticks_ = detail::read_ticks();
+#if SCOPEPROF_WITH_CUDA
+    // After the host begin: the device span starts inside the host scope that launched it.
+    if (detail::g_device_timing.load(std::memory_order_relaxed) != detail::device_timing_off)
+      detail::device_begin(device_, *info, stream, begin_ticks_);  // no stream named: see default_stream_policy()
+#else
+    (void)stream;
+#endif
+#if SCOPEPROF_WITH_CUPTI
+    cupti_.enter(*b, *info);  // [cupti hook: enter]
+#endif
+  }
+
+  SCOPEPROF_NOINLINE void enter_cold(call_site& site, const std::string_view* name, stream_handle stream) noexcept {
+    if (detail::g_state.load(std::memory_order_acquire) == detail::state_uninitialised) detail::initialise();
+    if (detail::g_state.load(std::memory_order_relaxed) != detail::state_on) return;
+    detail::site_info* info = name ? detail::lookup_dynamic_site(site, *name) : site.info.load(std::memory_order_acquire);
+    if (info == nullptr && name == nullptr) info = detail::register_site(site);
+#if SCOPEPROF_WITH_CUDA
+    // The process's first device-timed scope looks for a GPU here, before its begin time is read, so the
+    // one-time probe (loading the driver) is not charged to the scope.
+    if (info != nullptr && info->device_every.load(std::memory_order_relaxed) != 0 &&
+        detail::g_device_timing.load(std::memory_order_acquire) == detail::device_timing_uninitialised)
+      detail::probe_devices();
+#endif
+    if (info != nullptr) enter(info, stream);
+  }
+
+  SCOPEPROF_ALWAYS_INLINE void leave() noexcept {
+#if SCOPEPROF_WITH_CUPTI
+    cupti_.leave();  // [cupti hook: leave]
+#endif
+#if SCOPEPROF_WITH_CUDA
+    cudaEvent_t end_event = device_.begin != nullptr ? detail::device_end(device_) : nullptr;
+#endif
+    const std::uint64_t end_ticks = detail::read_ticks();
+#if SCOPEPROF_WITH_TORCH
+    torch_.leave();  // [torch hook: leave]
+#endif
+    detail::nvtx_pop();
+    detail::thread_buffer* b = buffer_;
+    if (SCOPEPROF_UNLIKELY(b != detail::t_buffer)) {
+      detail::note_cross_thread_exit();
+      return;
+    }
+    const std::uint32_t depth = b->depth.load(std::memory_order_relaxed) - 1;
+    const std::uint64_t index = detail::append(
+        *b, detail::record{begin_ticks_, end_ticks, site_id_, static_cast<std::uint16_t>(depth < 0xFFFFu ? depth : 0xFFFFu), 0});
+#if SCOPEPROF_WITH_CUDA
+    if (end_event != nullptr) detail::device_store(*b, device_, end_event, index);
+#else
+    (void)index;
+#endif
+#if SCOPEPROF_WITH_CUPTI
+    cupti_.store(*b, index);  // [cupti hook: store]
+#endif
+    b->depth.store(depth, std::memory_order_relaxed);
+  }
+
+  detail::thread_buffer* buffer_ = nullptr;  // null: this scope records nothing
+  std::uint64_t begin_ticks_ = 0;
+  std::uint32_t site_id_ = 0;
+#if SCOPEPROF_WITH_CUDA
+  detail::device_scope device_;
+#endif
+#if SCOPEPROF_WITH_CUPTI
+  detail::cupti_scope cupti_;  // [cupti hook: state]
+#endif
+#if SCOPEPROF_WITH_TORCH
+  detail::torch_scope torch_;  // [torch hook: state]
+#endif
+#endif
+};
+
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/scope.hpp ----
+// ---- begin scopeprof/macros.hpp ----
+// scopeprof: the user-facing macros. Each has a versioned name (SCOPEPROF_V1_*) and a short alias.
+// With SCOPEPROF_DISABLE they still compile, as declarations that do nothing and evaluate nothing.
+//
+//   PROF_SCOPE("name")        time the rest of the block; the name must be a string literal
+//   PROF_SCOPE_DYN(name)      same, with a runtime name (std::string, std::string_view, const char*)
+//   PROF_FUNCTION()           same, named after the enclosing function
+//   PROF_SCOPE_STREAM("name", stream)   device span timed on this CUDA stream
+//   PROF_SCOPE_HOST("name")   host time only: never records CUDA events
+
+
+#include <string_view>
+
+// The default stream of the translation unit that holds the scope (per-thread under nvcc's
+// --default-stream per-thread), carried by its call site.
+#if defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
+#define SCOPEPROF_DETAIL_PER_THREAD_STREAM true
+#else
+#define SCOPEPROF_DETAIL_PER_THREAD_STREAM false
+#endif
+
+// A static call site and a scope object with one unique suffix; n comes from __COUNTER__, so several
+// scopes may share a line.
+#define SCOPEPROF_DETAIL_SITE(n, name_ptr, host_only)                                                         \
+  static ::scopeprof::call_site SCOPEPROF_CONCAT(scopeprof_site_, n) {                                        \
+    name_ptr, __FILE__, SCOPEPROF_FUNCTION_NAME, static_cast<unsigned>(__LINE__), host_only,                 \
+        SCOPEPROF_DETAIL_PER_THREAD_STREAM                                                                    \
+  }
+#define SCOPEPROF_DETAIL_SCOPE(n, name_literal)                                                               \
+  SCOPEPROF_DETAIL_SITE(n, name_literal, false);                                                              \
+  ::scopeprof::scope SCOPEPROF_CONCAT(scopeprof_scope_, n) { SCOPEPROF_CONCAT(scopeprof_site_, n) }
+#define SCOPEPROF_DETAIL_SCOPE_HOST(n, name_literal)                                                          \
+  SCOPEPROF_DETAIL_SITE(n, name_literal, true);                                                               \
+  ::scopeprof::scope SCOPEPROF_CONCAT(scopeprof_scope_, n) { SCOPEPROF_CONCAT(scopeprof_site_, n) }
+#define SCOPEPROF_DETAIL_SCOPE_STREAM(n, name_literal, stream)                                                \
+  SCOPEPROF_DETAIL_SITE(n, name_literal, false);                                                              \
+  ::scopeprof::scope SCOPEPROF_CONCAT(scopeprof_scope_, n) { SCOPEPROF_CONCAT(scopeprof_site_, n), (stream) }
+#define SCOPEPROF_DETAIL_SCOPE_DYN(n, name_expr)                                                              \
+  SCOPEPROF_DETAIL_SITE(n, nullptr, false);                                                                          \
+  ::scopeprof::scope SCOPEPROF_CONCAT(scopeprof_scope_, n) {                                                  \
+    SCOPEPROF_CONCAT(scopeprof_site_, n), ::std::string_view(name_expr)                                       \
+  }
+
+#if SCOPEPROF_ENABLED
+#define SCOPEPROF_V1_SCOPE(name) SCOPEPROF_DETAIL_SCOPE(__COUNTER__, "" name "")
+#define SCOPEPROF_V1_SCOPE_DYN(name) SCOPEPROF_DETAIL_SCOPE_DYN(__COUNTER__, name)
+#define SCOPEPROF_V1_FUNCTION() SCOPEPROF_DETAIL_SCOPE(__COUNTER__, __func__)
+#define SCOPEPROF_V1_SCOPE_STREAM(name, stream) SCOPEPROF_DETAIL_SCOPE_STREAM(__COUNTER__, "" name "", stream)
+#define SCOPEPROF_V1_SCOPE_HOST(name) SCOPEPROF_DETAIL_SCOPE_HOST(__COUNTER__, "" name "")
+#else
+#define SCOPEPROF_V1_SCOPE(name) static_assert(sizeof("" name "") > 0, "PROF_SCOPE takes a string literal")
+#define SCOPEPROF_V1_SCOPE_DYN(name) static_assert(sizeof(::std::string_view(name)) > 0, "")
+#define SCOPEPROF_V1_FUNCTION() static_assert(true, "")
+#define SCOPEPROF_V1_SCOPE_STREAM(name, stream) static_assert(sizeof("" name "") > 0 && sizeof(stream) > 0, "")
+#define SCOPEPROF_V1_SCOPE_HOST(name) static_assert(sizeof("" name "") > 0, "PROF_SCOPE_HOST takes a string literal")
+#endif
+
+#ifndef SCOPEPROF_NO_SHORT_MACROS
+/// @brief Times the rest of the enclosing block: `PROF_SCOPE("forward");`
+#define PROF_SCOPE(name) SCOPEPROF_V1_SCOPE(name)
+/// @brief Like PROF_SCOPE, with a name known at run time: `PROF_SCOPE_DYN(layer_name);`
+#define PROF_SCOPE_DYN(name) SCOPEPROF_V1_SCOPE_DYN(name)
+/// @brief Times the rest of the enclosing function, named after it: `PROF_FUNCTION();`
+#define PROF_FUNCTION() SCOPEPROF_V1_FUNCTION()
+/// @brief Like PROF_SCOPE, device-timed on the given CUDA stream: `PROF_SCOPE_STREAM("copy", s);`
+#define PROF_SCOPE_STREAM(name, stream) SCOPEPROF_V1_SCOPE_STREAM(name, stream)
+/// @brief Like PROF_SCOPE, host time only (no CUDA events): `PROF_SCOPE_HOST("parse");`
+#define PROF_SCOPE_HOST(name) SCOPEPROF_V1_SCOPE_HOST(name)
+#endif
+// ---- end scopeprof/macros.hpp ----
+
+#if SCOPEPROF_DETAIL_DEFINE_COLD
+// ---- begin scopeprof/impl/implementation.hpp ----
+// scopeprof: every cold definition, in one place. Included by <scopeprof.hpp> in header-only builds and
+// in the translation unit that defines SCOPEPROF_IMPLEMENTATION; never by anything else.
+
+
+#if !SCOPEPROF_DETAIL_DEFINE_COLD
+#error "<scopeprof/impl/implementation.hpp> is the cold code: include <scopeprof.hpp> instead (see config.hpp)"
+#endif
+
+// ---- begin scopeprof/impl/recorder.hpp ----
+// scopeprof: the recorder's cold paths: the registry, a thread's first scope and its exit, chunk refills,
+// call-site registration. Compiled once (SCOPEPROF_IMPLEMENTATION) or inline (header-only).
+
+// ---- begin scopeprof/detail/chunk_pool.hpp ----
+// scopeprof: the registry's pool of free record chunks: full-size chunks come back here when reset()
+// discards their records, and refills take them before allocating.
+
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+inline chunk* take_chunk(registry& r, std::uint32_t capacity) {
+  if (capacity == max_chunk_records) {
+    std::lock_guard<std::mutex> lock(r.pool_mu);
+    if (!r.free_chunks.empty()) {
+      chunk* c = r.free_chunks.back();
+      r.free_chunks.pop_back();
+      return c;
+    }
+  }
+  return new_chunk(capacity);
+}
+
+/// Give a chunk back: full-size ones are kept for reuse (up to a few), the rest are freed.
+inline void return_chunk(registry& r, chunk* c) noexcept {
+  r.allocated_records.fetch_sub(c->capacity, std::memory_order_relaxed);
+  if (c->capacity == max_chunk_records) {
+    std::lock_guard<std::mutex> lock(r.pool_mu);
+    if (r.free_chunks.size() < 64) {
+      try {
+        r.free_chunks.push_back(c);
+        return;
+      } catch (...) {
+      }
+    }
+  }
+  delete_chunk(c);
+}
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/chunk_pool.hpp ----
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <string_view>
+
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+SCOPEPROF_DETAIL_COLD_BEGIN
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// The registry is created on first use and intentionally never destroyed: scopes in static destructors
+/// and the report at exit must still find it.
+SCOPEPROF_API registry& the_registry() {
+  static registry* r = new registry();
+  return *r;
+}
+
+inline std::uint64_t current_os_thread_id() noexcept {
+#if defined(__linux__)
+  return static_cast<std::uint64_t>(::syscall(SYS_gettid));
+#else
+  return 0;
+#endif
+}
+
+// Set once this thread's exit guard has run: later scopes on it (in other thread_local destructors) are
+// counted as unattached drops instead of writing to a buffer that reset() may free.
+inline thread_local bool t_thread_exited = false;
+
+struct thread_exit_guard {
+  ~thread_exit_guard() {
+    thread_buffer* b = t_buffer;
+    t_thread_exited = true;
+    t_buffer = nullptr;
+    if (b == nullptr) return;
+    b->dynamic_names.reset();
+    if (thread_hook exit_hook = g_thread_exit_hook.load(std::memory_order_acquire)) exit_hook();
+    registry& r = the_registry();
+    std::lock_guard<std::mutex> lock(r.mu);
+    b->exited = true;
+  }
+};
+
+/// First scope on a thread: make its buffer. Returns nullptr if memory is short or the thread is exiting.
+SCOPEPROF_NOINLINE SCOPEPROF_API thread_buffer* attach_thread() noexcept {
+  if (t_thread_exited) return nullptr;
+  try {
+    auto owned = std::make_unique<thread_buffer>();
+    thread_buffer* b = owned.get();
+    b->os_id = current_os_thread_id();
+    {
+      registry& r = the_registry();
+      std::lock_guard<std::mutex> lock(r.mu);
+      r.threads.reserve(r.threads.size() + 1);
+      b->ordinal = r.next_ordinal++;
+      r.threads.push_back(owned.release());
+    }
+    t_buffer = b;
+    static thread_local thread_exit_guard guard;  // its destructor marks the buffer exited
+    (void)guard;
+    if (thread_hook attach_hook = g_thread_attach_hook.load(std::memory_order_acquire)) attach_hook();
+    return b;
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+SCOPEPROF_API void note_unattached_drop() noexcept {
+  the_registry().unattached_drops.fetch_add(1, std::memory_order_relaxed);
+}
+
+inline std::atomic<std::uint64_t> g_cross_thread_exits{0};
+
+SCOPEPROF_API void note_cross_thread_exit() noexcept {
+  if (g_cross_thread_exits.fetch_add(1, std::memory_order_relaxed) == 0)
+    warn("a scope ended on another thread than the one it began on (a coroutine resumed elsewhere?); "
+         "it is not recorded and stays counted as in flight");
+}
+
+/// The current chunk is full (or there is none yet): get another one within the global cap.
+SCOPEPROF_NOINLINE inline bool refill(thread_buffer& b) noexcept {
+  registry& r = the_registry();
+  const std::uint64_t epoch = r.alloc_epoch.load(std::memory_order_acquire);
+  if (b.full_epoch == epoch) return false;  // still full: drop without taking a lock
+  const std::uint64_t next_index = b.recorded.load(std::memory_order_relaxed);
+  std::uint32_t capacity = min_chunk_records;
+  while (capacity < max_chunk_records && capacity <= next_index) capacity *= 4;
+  if (capacity > max_chunk_records) capacity = max_chunk_records;
+  const std::uint64_t cap = r.max_records.load(std::memory_order_relaxed);
+  std::uint64_t used = r.allocated_records.load(std::memory_order_relaxed);
+  do {
+    if (used + capacity > cap) {
+      b.full_epoch = epoch;
+      return false;
+    }
+  } while (!r.allocated_records.compare_exchange_weak(used, used + capacity, std::memory_order_relaxed));
+  chunk* c = nullptr;
+  try {
+    c = take_chunk(r, capacity);
+    if (c == nullptr) throw std::bad_alloc();
+    c->first = next_index;
+    std::lock_guard<std::mutex> lock(b.mu);
+    b.chunks.push_back(c);
+    b.cursor = c->records();
+    b.limit = c->records() + c->capacity;
+    return true;
+  } catch (...) {
+    if (c != nullptr) return_chunk(r, c);
+    else r.allocated_records.fetch_sub(capacity, std::memory_order_relaxed);
+    b.full_epoch = epoch;
+    return false;
+  }
+}
+
+SCOPEPROF_NOINLINE SCOPEPROF_API std::uint64_t append_slow(thread_buffer& b, const record& rec) noexcept {
+  if (refill(b)) {
+    *b.cursor++ = rec;
+    const std::uint64_t index = b.recorded.load(std::memory_order_relaxed);
+    b.recorded.store(index + 1, std::memory_order_release);
+    return index;
+  }
+  b.dropped.store(b.dropped.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  return no_record;
+}
+
+/// Reserve the slot for one device record; nullptr when the cap is reached (the timing is skipped).
+SCOPEPROF_NOINLINE SCOPEPROF_API device_record* device_slot_slow(thread_buffer& b) noexcept {
+  registry& r = the_registry();
+  if (r.device_records_held.fetch_add(device_chunk::capacity, std::memory_order_relaxed) + device_chunk::capacity >
+      max_device_records) {
+    r.device_records_held.fetch_sub(device_chunk::capacity, std::memory_order_relaxed);
+    return nullptr;
+  }
+  try {
+    auto* c = new device_chunk;
+    c->first = b.device_recorded.load(std::memory_order_relaxed);
+    std::lock_guard<std::mutex> lock(b.mu);
+    b.device_chunks.push_back(c);
+    b.device_cursor = c->records;
+    b.device_limit = c->records + device_chunk::capacity;
+    return b.device_cursor;
+  } catch (...) {
+    r.device_records_held.fetch_sub(device_chunk::capacity, std::memory_order_relaxed);
+    return nullptr;
+  }
+}
+SCOPEPROF_API std::string truncate_name(std::string_view name) {
+  if (name.size() <= max_name_bytes) return std::string(name);
+  std::string cut(utf8_prefix(name, max_name_bytes - 3));
+  cut += "...";
+  return cut;
+}
+
+inline site_info* make_site_locked(registry& r, std::string_view name, const call_site& cs) {
+  auto info = std::make_unique<site_info>();
+  info->name = truncate_name(name);
+  info->file = cs.file ? cs.file : "";
+  info->function = cs.function ? cs.function : "";
+  info->line = cs.line;
+  info->id = static_cast<std::uint32_t>(r.sites.size());
+  info->colour = colour_for_name(info->name);
+  info->host_only = cs.host_only;
+  info->per_thread_stream = cs.per_thread_stream;
+  std::uint32_t every = g_default_device_every.load(std::memory_order_relaxed);
+  if (!r.named_device_every.empty()) {
+    const auto named = r.named_device_every.find(info->name);
+    if (named != r.named_device_every.end()) every = named->second;
+  }
+  info->device_every.store(cs.host_only ? 0u : every, std::memory_order_relaxed);
+  nvtx_register_site(info->nvtx, info->name.c_str(), info->colour);
+  r.sites.push_back(std::move(info));
+  return r.sites.back().get();
+}
+
+/// First entry of a static call site: register it (once; concurrent first entries agree).
+SCOPEPROF_NOINLINE SCOPEPROF_API site_info* register_site(call_site& cs) noexcept {
+  try {
+    registry& r = the_registry();
+    std::lock_guard<std::mutex> lock(r.mu);
+    site_info* info = cs.info.load(std::memory_order_acquire);
+    if (info == nullptr) {
+      info = make_site_locked(r, cs.name ? std::string_view(cs.name) : std::string_view("(null)"), cs);
+      cs.info.store(info, std::memory_order_release);
+    }
+    return info;
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+SCOPEPROF_NOINLINE SCOPEPROF_API site_info* register_dynamic_site(call_site& cs, std::string_view name) noexcept {
+  try {
+    registry& r = the_registry();
+    char addr[2 * sizeof(void*) + 4];
+    std::snprintf(addr, sizeof addr, "%p", static_cast<const void*>(&cs));
+    std::string key = addr;
+    key += '\0';
+    key.append(name.data(), name.size());
+    std::lock_guard<std::mutex> lock(r.mu);
+    auto it = r.dynamic_sites.find(key);
+    if (it != r.dynamic_sites.end()) return it->second;
+    site_info* info = make_site_locked(r, name, cs);
+    r.dynamic_sites.emplace(std::move(key), info);
+    return info;
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+SCOPEPROF_DETAIL_COLD_END
+// ---- end scopeprof/impl/recorder.hpp ----
+// ---- begin scopeprof/impl/cuda_events.hpp ----
+// scopeprof: the CUDA-event backend's entry points (SCOPEPROF_WITH_CUDA=1): the probe for a usable GPU
+// and the scope's three boundaries. Both events are taken from the thread's cache when the scope begins,
+// so any one-time set-up (a device's first use, creating events) happens before the scope's begin time is
+// re-read and is charged to no scope but the ones around it. Streams that are being captured into a CUDA
+// graph get external event-record nodes (cudaEventRecordExternal); their events are never queried while
+// the capture is open and never reused, because every replay of the graph records them again.
+//
+// Errors never reach the program: a failing CUDA call switches device timing off for that device, the
+// reason goes into the report header, and the program's own pending error is left as it was.
+
+// ---- begin scopeprof/backends/cuda_device.hpp ----
+// scopeprof: what device timing keeps per CUDA device and per thread (SCOPEPROF_WITH_CUDA=1): the probe
+// for a usable GPU, a device's private stream and reference events, its pool of free events, and each
+// thread's small cache of events taken from that pool.
+//
+// Events are created in chunks only when the pool is empty; collect() gives resolved ones back, a thread
+// gives its cache back when it exits, and reference events are destroyed once no record needs them, so
+// the events in existence stay bounded by what is in flight plus the caches.
+
+// ---- begin scopeprof/backends/cuda_driver.hpp ----
+// scopeprof: the CUDA calls device timing makes, and how it keeps the program's error state as it was
+// (SCOPEPROF_WITH_CUDA=1).
+//
+// A scope's boundaries call the driver directly, through entry points fetched once via the runtime
+// (nothing links libcuda): cheaper than the runtime wrappers, and driver calls never touch the runtime's
+// per-thread last error, so the hot path needs no error bookkeeping. Where the entry points are missing
+// (a driver or toolkit older than CUDA 12) or the thread has no current context yet, the same steps go
+// through the runtime, which peeks at the pending error first and clears only an error of its own.
+
+
+#if SCOPEPROF_WITH_CUDA
+#include <cuda.h>  // driver API types only: the entry points are fetched through the runtime
+#include <cuda_runtime_api.h>
+
+#include <string>
+
+#if CUDART_VERSION < 11010
+#error "scopeprof's device timing needs the CUDA runtime 11.1 or newer (cudaEventRecordWithFlags); build with SCOPEPROF_WITH_CUDA=0"
+#endif
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// Keep the program's view of cudaGetLastError as it would be without us: clear an error we caused,
+/// unless the program already had one pending.
+inline void forget_our_error(cudaError_t pending_before) noexcept {
+  if (pending_before == cudaSuccess) (void)cudaGetLastError();
+}
+
+inline std::string cuda_error_text(cudaError_t e) {
+  return std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ")";
+}
+
+/// Errors that mean "this stream or event is not usable here" (a stream of another device or context,
+/// a destroyed stream), as opposed to a device that stopped working.
+inline bool local_error(int code) noexcept {
+  return code == cudaErrorInvalidResourceHandle || code == cudaErrorInvalidValue;
+}
+
+/// The driver calls a device-timed scope makes. Written once by probe_devices(), before device timing
+/// is switched on; `ok` is false when any is missing, and scopes then use the runtime.
+struct driver_calls {
+  using ctx_get_current_fn = CUresult (*)(CUcontext*);
+  using ctx_get_device_fn = CUresult (*)(CUdevice*);
+  using stream_is_capturing_fn = CUresult (*)(CUstream, CUstreamCaptureStatus*);
+  using event_record_fn = CUresult (*)(CUevent, CUstream);
+  using event_record_with_flags_fn = CUresult (*)(CUevent, CUstream, unsigned int);
+  ctx_get_current_fn ctx_get_current = nullptr;
+  ctx_get_device_fn ctx_get_device = nullptr;
+  stream_is_capturing_fn stream_is_capturing = nullptr;
+  event_record_fn event_record = nullptr;
+  event_record_with_flags_fn event_record_with_flags = nullptr;
+  bool ok = false;
+};
+inline driver_calls g_driver;
+
+template <class Fn>
+inline bool driver_entry(const char* symbol, Fn& fn) noexcept {
+  void* p = nullptr;
+  // 12000: the ABI of these calls has been stable since CUDA 12.0; default-stream flags: handle 0 is the
+  // legacy stream, and the per-thread stream is passed explicitly as cudaStreamPerThread.
+#if CUDART_VERSION >= 12050
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  if (cudaGetDriverEntryPointByVersion(symbol, &p, 12000, cudaEnableDefault, &found) != cudaSuccess ||
+      found != cudaDriverEntryPointSuccess || p == nullptr)
+    return false;
+#elif CUDART_VERSION >= 12000
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  if (cudaGetDriverEntryPoint(symbol, &p, cudaEnableDefault, &found) != cudaSuccess ||
+      found != cudaDriverEntryPointSuccess || p == nullptr)
+    return false;
+#else
+  (void)symbol;  // CUDA 11: the runtime path serves (cudaGetDriverEntryPoint has another signature there)
+  (void)fn;
+  (void)p;
+  return false;
+#endif
+  fn = reinterpret_cast<Fn>(p);
+  return true;
+}
+
+inline void load_driver_calls() noexcept {
+  driver_calls c;
+  c.ok = driver_entry("cuCtxGetCurrent", c.ctx_get_current) && driver_entry("cuCtxGetDevice", c.ctx_get_device) &&
+         driver_entry("cuStreamIsCapturing", c.stream_is_capturing) && driver_entry("cuEventRecord", c.event_record) &&
+         driver_entry("cuEventRecordWithFlags", c.event_record_with_flags);
+  if (c.ok) g_driver = c;
+}
+
+/// The calling thread's current context and its device, cached per thread: one driver call (a
+/// thread-local read) in steady state. False when the thread has no current context yet (its first CUDA
+/// call is still to come): asking the driver for its device would then be an error, which tools such as
+/// compute-sanitizer report, so the caller takes the runtime path instead.
+struct thread_context_cache {
+  CUcontext context = nullptr;
+  CUdevice device = -1;
+};
+inline thread_local thread_context_cache t_context_cache;
+
+SCOPEPROF_ALWAYS_INLINE bool current_device(const driver_calls& drv, CUdevice& device) noexcept {
+  CUcontext context = nullptr;
+  if (drv.ctx_get_current(&context) != CUDA_SUCCESS || context == nullptr) return false;
+  thread_context_cache& cache = t_context_cache;
+  if (SCOPEPROF_UNLIKELY(context != cache.context)) {
+    if (drv.ctx_get_device(&cache.device) != CUDA_SUCCESS) {
+      cache.context = nullptr;
+      return false;
+    }
+    cache.context = context;
+  }
+  device = cache.device;
+  return true;
+}
+
+/// One CUDA path for a scope boundary: the driver entry points, or the runtime with the program's pending
+/// error kept (`pending` is what cudaPeekAtLastError said before our first runtime call).
+class boundary_calls {
+ public:
+  /// The thread's current device: false if none can be named (the runtime said so with an error).
+  bool device(int& device) noexcept {
+    if (SCOPEPROF_LIKELY(g_driver.ok)) {
+      CUdevice d = -1;
+      if (current_device(g_driver, d)) {
+        device = static_cast<int>(d);
+        return true;
+      }
+    }
+    driver_ = false;
+    pending_ = cudaPeekAtLastError();
+    if (cudaGetDevice(&device) == cudaSuccess) return true;
+    forget_our_error(pending_);
+    return false;
+  }
+
+  /// Is the stream being captured into a graph (then `capture_id` is the capture's id)? False when the
+  /// stream cannot be recorded on now: an error, or a capture that was invalidated.
+  bool capture_state(cudaStream_t stream, unsigned long long& capture_id) noexcept;
+
+  /// Record `ev` on `stream`: an external event-record node in a captured stream. Returns the error code.
+  int record(cudaEvent_t ev, cudaStream_t stream, bool captured) noexcept {
+    if (driver_)
+      return static_cast<int>(captured ? g_driver.event_record_with_flags(ev, stream, CU_EVENT_RECORD_EXTERNAL)
+                                       : g_driver.event_record(ev, stream));
+    const cudaError_t e = captured ? cudaEventRecordWithFlags(ev, stream, cudaEventRecordExternal) : cudaEventRecord(ev, stream);
+    if (e != cudaSuccess) forget_our_error(pending_);
+    return static_cast<int>(e);
+  }
+
+  /// For the scope's end: the runtime only where the driver calls are missing (the context exists by then).
+  static boundary_calls for_end() noexcept {
+    boundary_calls b;
+    if (!g_driver.ok) {
+      b.driver_ = false;
+      b.pending_ = cudaPeekAtLastError();
+    }
+    return b;
+  }
+
+ private:
+  bool driver_ = true;
+  cudaError_t pending_ = cudaSuccess;
+};
+
+/// Capture id of a stream being captured (runtime call, only on captured streams). 0 on failure.
+SCOPEPROF_NOINLINE inline unsigned long long capture_id_of(cudaStream_t stream) noexcept {
+  const cudaError_t pending = cudaPeekAtLastError();
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  unsigned long long id = 0;
+  if (cudaStreamGetCaptureInfo(stream, &status, &id) != cudaSuccess) {
+    forget_our_error(pending);
+    return 0;
+  }
+  return status == cudaStreamCaptureStatusActive ? id : 0;
+}
+
+inline bool boundary_calls::capture_state(cudaStream_t stream, unsigned long long& capture_id) noexcept {
+  capture_id = 0;
+  if (driver_) {
+    // Also guards the legacy stream: querying it while another stream captures in global mode returns an
+    // error (and records nothing), where recording on it would invalidate that capture.
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (g_driver.stream_is_capturing(stream, &status) != CUDA_SUCCESS || status == CU_STREAM_CAPTURE_STATUS_INVALIDATED)
+      return false;
+    return status != CU_STREAM_CAPTURE_STATUS_ACTIVE || (capture_id = capture_id_of(stream)) != 0;
+  }
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  unsigned long long id = 0;
+  const cudaError_t e = cudaStreamGetCaptureInfo(stream, &status, &id);
+  if (e != cudaSuccess) {
+    forget_our_error(pending_);
+    return false;
+  }
+  if (status == cudaStreamCaptureStatusInvalidated) return false;
+  capture_id = status == cudaStreamCaptureStatusActive ? id : 0;
+  return true;
+}
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+
+#endif  // SCOPEPROF_WITH_CUDA
+// ---- end scopeprof/backends/cuda_driver.hpp ----
+// ---- begin scopeprof/detail/bounded_ring.hpp ----
+// scopeprof: a bounded queue that many threads put into and take from without a lock. Each cell carries a
+// sequence number that says whether it is ready to be written or read in the current lap, so a put or a
+// take is one compare-and-swap on the shared position. Used for the per-device pools of free CUDA events:
+// a scope refilling its thread's cache never waits for collect().
+
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// First in, first out; `put` reports full and `take` reports empty instead of waiting. Capacity is a
+/// power of two, fixed at compile time.
+template <class T, std::size_t Capacity>
+class bounded_ring {
+  static_assert(Capacity > 1 && (Capacity & (Capacity - 1)) == 0, "capacity must be a power of two");
+
+ public:
+  static constexpr std::size_t capacity = Capacity;
+
+  bounded_ring() : cells_(new cell[Capacity]) {
+    for (std::size_t i = 0; i < Capacity; ++i) cells_[i].seq.store(i, std::memory_order_relaxed);
+  }
+
+  bool put(T value) noexcept {
+    std::size_t pos = tail_.load(std::memory_order_relaxed);
+    for (;;) {
+      cell& c = cells_[pos & (Capacity - 1)];
+      const std::size_t seq = c.seq.load(std::memory_order_acquire);
+      const auto lap = static_cast<std::ptrdiff_t>(seq - pos);
+      if (lap == 0) {
+        if (tail_.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
+          c.value = value;
+          c.seq.store(pos + 1, std::memory_order_release);
+          return true;
+        }
+      } else if (lap < 0) {
+        return false;  // full
+      } else {
+        pos = tail_.load(std::memory_order_relaxed);
+      }
+    }
+  }
+
+  bool take(T& value) noexcept {
+    std::size_t pos = head_.load(std::memory_order_relaxed);
+    for (;;) {
+      cell& c = cells_[pos & (Capacity - 1)];
+      const std::size_t seq = c.seq.load(std::memory_order_acquire);
+      const auto lap = static_cast<std::ptrdiff_t>(seq - (pos + 1));
+      if (lap == 0) {
+        if (head_.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
+          value = c.value;
+          c.seq.store(pos + Capacity, std::memory_order_release);
+          return true;
+        }
+      } else if (lap < 0) {
+        return false;  // empty
+      } else {
+        pos = head_.load(std::memory_order_relaxed);
+      }
+    }
+  }
+
+ private:
+  struct cell {
+    std::atomic<std::size_t> seq{0};
+    T value{};
+  };
+  std::unique_ptr<cell[]> cells_;
+  alignas(64) std::atomic<std::size_t> head_{0};
+  alignas(64) std::atomic<std::size_t> tail_{0};
+};
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/bounded_ring.hpp ----
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+#if SCOPEPROF_WITH_CUDA
+
+/// A device's free events: 1 MiB per device used, room for 32768 timed scopes between collects; what
+/// does not fit waits in the device's overflow list.
+using event_pool = bounded_ring<cudaEvent_t, 65536>;
+
+/// An event recorded on the device's otherwise empty private stream, with the host time at which it was
+/// seen complete (an upper bound of its device time): device spans are placed on the host timeline by
+/// their offset from one. `generation` names it in the records of the scopes that began against it.
+struct reference_event {
+  std::uint32_t generation = 0;
+  cudaEvent_t event = nullptr;
+  std::int64_t host_ns = 0;
+};
+
+/// Per CUDA device: private stream, reference events, event pool, failure state.
+struct device_context {
+  std::mutex mu;
+  int ordinal = 0;
+  std::atomic<bool> ready{false};
+  std::atomic<bool> failed{false};  // a CUDA error made this device's events unusable
+  std::string failure;              // under mu
+  cudaStream_t private_stream = nullptr;
+  // Oldest first; changed by prepare_device() (before `ready`) and by collect() (serialised) only.
+  std::vector<reference_event> references;
+  std::uint32_t next_generation = 0;
+  std::atomic<std::uint32_t> current_generation{0};  // the newest reference: what new scopes begin against
+  event_pool free_events;
+  std::vector<cudaEvent_t> overflow_events;  // under mu: returned events that found the pool full
+  std::atomic<std::uint64_t> events_created{0};    // pool events (reference events are counted apart)
+  std::atomic<std::uint64_t> events_destroyed{0};
+  std::uint64_t scopes_timed = 0;  // resolved spans, for the report header
+};
+
+struct device_registry {
+  std::mutex mu;
+  bool probed = false;
+  int count = 0;
+  std::string off_reason;  // why device timing is off, when it is
+  std::vector<std::unique_ptr<device_context>> devices;
+  std::atomic<std::uint64_t> skipped{0};  // scopes that wanted device time but did not get it
+  std::uint64_t pending = 0;              // unresolved at the last collect (still running on the GPU)
+  std::uint64_t wait_ms = 5000;           // longest collect() waits for a stream's newest event
+  // Records reset() discarded while their events were still on the GPU: collect() resolves them (so
+  // their events go back to the pool) and then forgets them. Under the registry's collect_mu.
+  std::vector<device_record> retired;
+  // One-time set-up (driver probe, a device's first use, event creation), and the part of it that ran
+  // inside enclosing scopes (host ticks; the scope being entered re-reads its begin time after it).
+  std::atomic<std::int64_t> setup_ns{0};
+  std::atomic<std::uint64_t> setup_in_scopes_ticks{0};
+};
+
+inline device_registry& the_devices() {
+  static device_registry* d = new device_registry();
+  return *d;
+}
+
+constexpr std::uint32_t event_cache_size = 32;
+struct thread_event_cache {
+  int device = -1;
+  std::uint32_t count = 0;
+  cudaEvent_t events[event_cache_size] = {};
+};
+inline thread_local thread_event_cache t_event_cache;
+
+/// Times one stretch of set-up for the report header.
+class setup_timer {
+ public:
+  setup_timer() noexcept : start_(steady_now_ns()) {}
+  ~setup_timer() { the_devices().setup_ns.fetch_add(steady_now_ns() - start_, std::memory_order_relaxed); }
+  setup_timer(const setup_timer&) = delete;
+  setup_timer& operator=(const setup_timer&) = delete;
+
+ private:
+  std::int64_t start_;
+};
+
+inline void fail_device(device_context& ctx, const std::string& what, cudaError_t e) noexcept {
+  try {
+    std::lock_guard<std::mutex> lock(ctx.mu);
+    if (!ctx.failed.load(std::memory_order_relaxed)) {
+      ctx.failure = what + ": " + cuda_error_text(e);
+      ctx.failed.store(true, std::memory_order_release);
+      warn("device timing stopped on GPU " + std::to_string(ctx.ordinal) + ": " + ctx.failure);
+    }
+  } catch (...) {
+    ctx.failed.store(true, std::memory_order_release);
+  }
+}
+
+
+/// Record a new reference event on the private stream (the calling thread's current device must be the
+/// context's) and wait, briefly, to see it complete: the stream is empty and non-blocking, so it waits
+/// for none of the program's work.
+inline cudaError_t add_reference(device_context& ctx) noexcept {
+  cudaEvent_t ev = nullptr;
+  cudaError_t e = cudaEventCreate(&ev);
+  if (e == cudaSuccess) e = cudaEventRecord(ev, ctx.private_stream);
+  if (e == cudaSuccess) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while ((e = cudaEventQuery(ev)) == cudaErrorNotReady && std::chrono::steady_clock::now() < deadline) {
+    }
+  }
+  if (e != cudaSuccess) {
+    if (ev != nullptr) cudaEventDestroy(ev);
+    return e;
+  }
+  try {
+    const std::uint32_t generation = ctx.next_generation++;
+    ctx.references.push_back({generation, ev, steady_now_ns()});
+    ctx.current_generation.store(generation, std::memory_order_release);
+  } catch (...) {
+    cudaEventDestroy(ev);
+    return cudaErrorMemoryAllocation;
+  }
+  return cudaSuccess;
+}
+
+/// First use of a device: private stream and first reference event.
+SCOPEPROF_NOINLINE inline bool prepare_device(device_context& ctx) noexcept {
+  setup_timer timed;
+  std::lock_guard<std::mutex> lock(ctx.mu);
+  if (ctx.ready.load(std::memory_order_acquire) || ctx.failed.load(std::memory_order_relaxed))
+    return ctx.ready.load(std::memory_order_relaxed);
+  const cudaError_t pending = cudaPeekAtLastError();
+  cudaError_t e = cudaStreamCreateWithFlags(&ctx.private_stream, cudaStreamNonBlocking);
+  if (e == cudaSuccess) e = add_reference(ctx);
+  if (e != cudaSuccess) {
+    forget_our_error(pending);
+    try {
+      ctx.failure = "could not set up device timing: " + cuda_error_text(e);
+    } catch (...) {
+    }
+    ctx.failed.store(true, std::memory_order_release);
+    return false;
+  }
+  ctx.ready.store(true, std::memory_order_release);
+  return true;
+}
+
+/// The device's context, prepared on first use (`prepared_now` says so); nullptr if it cannot be used.
+inline device_context* context_for(int device, bool& prepared_now) noexcept {
+  device_registry& d = the_devices();
+  if (device < 0 || device >= d.count) return nullptr;
+  device_context* ctx = d.devices[static_cast<std::size_t>(device)].get();
+  if (SCOPEPROF_UNLIKELY(!ctx->ready.load(std::memory_order_acquire))) {
+    prepared_now = true;
+    if (!prepare_device(*ctx)) return nullptr;
+  }
+  return ctx->failed.load(std::memory_order_acquire) ? nullptr : ctx;
+}
+
+inline void destroy_event(device_context& ctx, cudaEvent_t ev) noexcept {
+  const cudaError_t pending = cudaPeekAtLastError();
+  if (cudaEventDestroy(ev) != cudaSuccess) forget_our_error(pending);
+  ctx.events_destroyed.fetch_add(1, std::memory_order_relaxed);
+}
+
+/// Return an event to its device's pool (to the overflow list if the pool is full; destroyed if even
+/// that fails).
+inline void pool_event(device_context& ctx, cudaEvent_t ev) noexcept {
+  if (ctx.free_events.put(ev)) return;
+  try {
+    std::lock_guard<std::mutex> lock(ctx.mu);
+    ctx.overflow_events.push_back(ev);
+    return;
+  } catch (...) {
+  }
+  destroy_event(ctx, ev);
+}
+
+/// Return a thread's cached events to their device pool.
+inline void flush_event_cache(thread_event_cache& cache) noexcept {
+  if (cache.count != 0 && cache.device >= 0) {
+    device_context* ctx = the_devices().devices[static_cast<std::size_t>(cache.device)].get();
+    for (std::uint32_t i = 0; i < cache.count; ++i) pool_event(*ctx, cache.events[i]);
+  }
+  cache.count = 0;
+}
+
+/// Make a chunk of events on the context's device (the calling thread may have another one current).
+inline void create_events(thread_event_cache& cache, device_context& ctx) noexcept {
+  setup_timer timed;
+  const cudaError_t pending = cudaPeekAtLastError();
+  int current = -1;
+  const bool switch_device = cudaGetDevice(&current) == cudaSuccess && current != ctx.ordinal;
+  if (switch_device && cudaSetDevice(ctx.ordinal) != cudaSuccess) {
+    forget_our_error(pending);
+    return;
+  }
+  while (cache.count < event_cache_size) {
+    cudaEvent_t ev = nullptr;
+    if (cudaEventCreate(&ev) != cudaSuccess) break;
+    cache.events[cache.count++] = ev;
+    ctx.events_created.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (switch_device) cudaSetDevice(current);
+  forget_our_error(pending);
+}
+
+/// Refill the thread's cache from the device pool (lock-free); only when the pool is empty, create a chunk
+/// of events (not a steady state: collect() gives resolved events back). `created` says if it had to.
+SCOPEPROF_NOINLINE inline bool refill_event_cache(thread_event_cache& cache, device_context& ctx, bool& created) noexcept {
+  if (cache.device != ctx.ordinal) {
+    flush_event_cache(cache);
+    cache.device = ctx.ordinal;
+  }
+  while (cache.count < event_cache_size && ctx.free_events.take(cache.events[cache.count])) ++cache.count;
+  if (cache.count > 0) return true;
+  // The pool is empty: more than its capacity is in flight, or the events are still to be created.
+  try {
+    std::lock_guard<std::mutex> lock(ctx.mu);
+    while (cache.count < event_cache_size && !ctx.overflow_events.empty()) {
+      cache.events[cache.count++] = ctx.overflow_events.back();
+      ctx.overflow_events.pop_back();
+    }
+  } catch (...) {
+  }
+  if (cache.count > 0) return true;
+  created = true;
+  create_events(cache, ctx);
+  return cache.count > 0;
+}
+
+inline cudaEvent_t take_event(device_context& ctx, bool& created) noexcept {
+  thread_event_cache& cache = t_event_cache;
+  if (SCOPEPROF_UNLIKELY(cache.device != ctx.ordinal || cache.count == 0) && !refill_event_cache(cache, ctx, created))
+    return nullptr;
+  return cache.events[--cache.count];
+}
+
+inline void give_back_event(cudaEvent_t ev, int device) noexcept {
+  thread_event_cache& cache = t_event_cache;
+  if (cache.device == device && cache.count < event_cache_size) cache.events[cache.count++] = ev;
+  else pool_event(*the_devices().devices[static_cast<std::size_t>(device)], ev);
+}
+
+/// A thread's first scope, before its begin time is read: if the thread already has a CUDA context, set up
+/// its device and fill its event cache now, so that no scope carries that one-time cost.
+inline void device_thread_attach() noexcept {
+  if (g_device_timing.load(std::memory_order_acquire) != device_timing_on || !g_driver.ok) return;
+  CUdevice device = -1;
+  if (!current_device(g_driver, device)) return;  // no context yet: its first CUDA call is still to come
+  bool prepared_now = false, created = false;
+  device_context* ctx = context_for(static_cast<int>(device), prepared_now);
+  if (ctx == nullptr) return;
+  thread_event_cache& cache = t_event_cache;
+  if (cache.device != ctx->ordinal || cache.count == 0) refill_event_cache(cache, *ctx, created);
+}
+
+/// A thread's exit: its cached events go back to the pool.
+inline void device_thread_exit() noexcept { flush_event_cache(t_event_cache); }
+
+/// Events of one device: pool events created and destroyed (created - destroyed exist now: in the pool,
+/// in threads' caches or in flight) and the reference events held (counted apart).
+struct device_event_census {
+  std::uint64_t created = 0;
+  std::uint64_t destroyed = 0;
+  std::size_t references = 0;
+};
+
+/// For tests and the report header. Call with no collect() running.
+inline device_event_census event_census(int device) noexcept {
+  device_registry& d = the_devices();
+  device_event_census c;
+  if (device < 0 || device >= d.count) return c;
+  device_context& ctx = *d.devices[static_cast<std::size_t>(device)];
+  c.created = ctx.events_created.load(std::memory_order_relaxed);
+  c.destroyed = ctx.events_destroyed.load(std::memory_order_relaxed);
+  c.references = ctx.references.size();
+  return c;
+}
+
+#endif  // SCOPEPROF_WITH_CUDA
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/backends/cuda_device.hpp ----
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+SCOPEPROF_DETAIL_COLD_BEGIN
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+#if SCOPEPROF_WITH_CUDA
+
+/// Is there a usable device at all? Once per process, before the first device-timed scope reads its begin
+/// time. No driver or no GPU: off, with the reason in every report.
+SCOPEPROF_NOINLINE SCOPEPROF_API void probe_devices() noexcept {
+  device_registry& d = the_devices();
+  try {
+    std::lock_guard<std::mutex> lock(d.mu);
+    if (d.probed) return;
+    d.probed = true;
+    setup_timer timed;
+    const cudaError_t pending = cudaPeekAtLastError();
+    int n = 0;
+    const cudaError_t e = cudaGetDeviceCount(&n);
+    rearm_exit_report();  // the runtime may have registered its own teardown just now
+    if (e != cudaSuccess || n <= 0) {
+      forget_our_error(pending);
+      d.off_reason = e != cudaSuccess ? "n/a (no usable CUDA device: " + cuda_error_text(e) + ")" : "n/a (no CUDA device)";
+      g_device_timing.store(device_timing_off, std::memory_order_release);
+      return;
+    }
+    load_driver_calls();
+    forget_our_error(pending);
+    d.count = n;
+    for (int i = 0; i < n; ++i) {
+      d.devices.push_back(std::make_unique<device_context>());
+      d.devices.back()->ordinal = i;
+    }
+    g_thread_attach_hook.store(&device_thread_attach, std::memory_order_release);
+    g_thread_exit_hook.store(&device_thread_exit, std::memory_order_release);
+    g_device_timing.store(device_timing_on, std::memory_order_release);
+  } catch (...) {
+    g_device_timing.store(device_timing_off, std::memory_order_release);
+  }
+}
+
+/// The stream a scope without one is timed on: torch's current stream on `device` in builds with
+/// LibTorch's CUDA part, else the default stream of the scope's own translation unit (legacy, or
+/// per-thread when that TU is built with --default-stream per-thread).
+SCOPEPROF_ALWAYS_INLINE cudaStream_t default_stream_policy(cudaStream_t stream, int device, bool per_thread) noexcept {
+  if (stream != nullptr) return stream;
+#if SCOPEPROF_TORCH_CUDA
+  if (cudaStream_t t = torch_current_stream(device)) return t;
+#else
+  (void)device;
+#endif
+  return per_thread ? cudaStreamPerThread : nullptr;
+}
+
+inline void note_skipped() noexcept { the_devices().skipped.fetch_add(1, std::memory_order_relaxed); }
+
+/// One-time set-up just ran inside the scope being entered: its begin time is read again, after the
+/// set-up, and time the scopes around it carry is counted for the report header.
+SCOPEPROF_NOINLINE inline std::uint64_t begin_after_setup(std::uint64_t begin_ticks) noexcept {
+  const std::uint64_t now = read_ticks();
+  const thread_buffer* b = t_buffer;
+  if (b != nullptr && b->depth.load(std::memory_order_relaxed) > 1)
+    the_devices().setup_in_scopes_ticks.fetch_add(now - begin_ticks, std::memory_order_relaxed);
+  return now;
+}
+
+/// Scope entry, after the host begin time: decide (sampling), take both events, record the begin event.
+/// Never waits. Steady state: three driver calls (current context, capture status, event record).
+SCOPEPROF_NOINLINE SCOPEPROF_API void device_begin(device_scope& s, site_info& site, cudaStream_t stream,
+                                                   std::uint64_t& begin_ticks) noexcept {
+  bool setup = false;
+  if (SCOPEPROF_UNLIKELY(g_device_timing.load(std::memory_order_acquire) == device_timing_uninitialised)) {
+    probe_devices();
+    setup = true;
+  }
+  if (g_device_timing.load(std::memory_order_relaxed) != device_timing_on) return;
+  const std::uint32_t every = site.device_every.load(std::memory_order_relaxed);
+  if (every == 0) return;
+  if (every > 1 && site.device_entries.fetch_add(1, std::memory_order_relaxed) % every != 0) return;
+  boundary_calls calls;
+  int device = -1;
+  if (!calls.device(device)) return note_skipped();
+  device_context* ctx = context_for(device, setup);
+  if (ctx == nullptr) return note_skipped();
+  stream = default_stream_policy(stream, device, site.per_thread_stream);
+  unsigned long long capture_id = 0;
+  if (!calls.capture_state(stream, capture_id)) return note_skipped();
+  cudaEvent_t begin = take_event(*ctx, setup);
+  cudaEvent_t end = begin != nullptr ? take_event(*ctx, setup) : nullptr;
+  if (end == nullptr) {
+    if (begin != nullptr) give_back_event(begin, device);
+    return note_skipped();
+  }
+  if (SCOPEPROF_UNLIKELY(setup)) begin_ticks = begin_after_setup(begin_ticks);
+  const int code = calls.record(begin, stream, capture_id != 0);
+  if (code != 0) {
+    give_back_event(begin, device);
+    give_back_event(end, device);
+    // CUresult and cudaError_t share their codes for these errors.
+    if (!local_error(code)) fail_device(*ctx, "cuEventRecord", static_cast<cudaError_t>(code));
+    return note_skipped();
+  }
+  s.begin = begin;
+  s.end = end;
+  s.stream = stream;
+  s.capture_id = capture_id;
+  s.device = device;
+  s.generation = ctx->current_generation.load(std::memory_order_acquire);
+}
+
+/// Scope exit, before the host end time is read: record the end event. Returns it (null on failure).
+SCOPEPROF_NOINLINE SCOPEPROF_API cudaEvent_t device_end(device_scope& s) noexcept {
+  device_context& ctx = *the_devices().devices[static_cast<std::size_t>(s.device)];
+  int code = -1;
+  if (!ctx.failed.load(std::memory_order_relaxed)) {
+    boundary_calls calls = boundary_calls::for_end();
+    code = calls.record(s.end, s.stream, s.capture_id != 0);
+    if (code != 0 && !local_error(code)) fail_device(ctx, "cuEventRecord", static_cast<cudaError_t>(code));
+  }
+  if (code == 0) return s.end;
+  give_back_event(s.end, s.device);
+  if (s.capture_id == 0) give_back_event(s.begin, s.device);  // (a captured one may still be recorded by replays)
+  note_skipped();
+  return nullptr;
+}
+
+/// After the host record is stored: keep the event pair for collect().
+SCOPEPROF_NOINLINE SCOPEPROF_API void device_store(thread_buffer& b, const device_scope& s, cudaEvent_t end_event,
+                                                   std::uint64_t host_index) noexcept {
+  device_record* slot = device_slot(b);
+  if (slot == nullptr) {
+    if (s.capture_id == 0) {
+      give_back_event(s.begin, s.device);
+      give_back_event(end_event, s.device);
+    }
+    the_registry().device_records_skipped.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  slot->host_index = host_index;
+  slot->begin_event = s.begin;
+  slot->end_event = end_event;
+  slot->stream = s.stream;
+  slot->capture_id = s.capture_id;
+  slot->device = s.device;
+  slot->reference = s.generation;
+  slot->state = dev_pending;
+  device_commit(b);
+}
+
+#endif  // SCOPEPROF_WITH_CUDA
+
+}  // namespace detail
+
+/// @brief Switch device timing on or off for every scope (CUDA builds; a no-op otherwise).
+SCOPEPROF_API void set_device_timing(bool on) noexcept {
+#if SCOPEPROF_WITH_CUDA
+  if (!on) {
+    detail::g_device_timing.store(detail::device_timing_off, std::memory_order_release);
+    return;
+  }
+  detail::device_registry& d = detail::the_devices();
+  std::lock_guard<std::mutex> lock(d.mu);
+  if (d.off_reason.empty())
+    detail::g_device_timing.store(d.probed ? detail::device_timing_on : detail::device_timing_uninitialised,
+                                  std::memory_order_release);
+#else
+  (void)on;
+#endif
+}
+
+SCOPEPROF_NAMESPACE_END
+SCOPEPROF_DETAIL_COLD_END
+// ---- end scopeprof/impl/cuda_events.hpp ----
+// ---- begin scopeprof/impl/cupti.hpp ----
+// scopeprof: the CUPTI collector's entry points: the three calls a scope makes while the collector is on,
+// and the public switch.
+
+// ---- begin scopeprof/backends/cupti/collect.hpp ----
+// scopeprof: the CUPTI collector at collect() and reset(): its records attributed to the scopes of a
+// snapshot, the evidence line, and the discarding of what reset() forgets. Without the collector these
+// are no-ops.
+
+// ---- begin scopeprof/detail/raw_snapshot.hpp ----
+// scopeprof: what collect() hands to the report builder: per-thread records already in nanoseconds, the
+// call sites, the counts, the evidence, and the CUPTI records. The recorder and the backends fill it; the
+// report builder (report_builder.hpp) turns it into a report. Neither side sees the other.
+
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// What collect() gathers before any analysis: one thread's records, already converted to nanoseconds.
+struct raw_instance {
+  std::uint32_t site = 0;
+  std::uint32_t depth = 0;  // nesting level at entry, as recorded
+  std::int64_t host_begin_ns = 0;
+  std::int64_t host_end_ns = 0;
+  device_status device = device_status::not_timed;
+  std::int32_t device_id = -1;
+  std::uint64_t stream = 0;
+  std::int64_t device_begin_ns = 0;
+  std::int64_t device_end_ns = 0;
+};
+
+/// A CUPTI record as collect() attributes it: thread = position in raw_snapshot::threads, record =
+/// position in that thread's records (-1 for both: launched outside any recorded scope).
+struct raw_activity {
+  activity_kind kind = activity_kind::kernel;
+  std::int64_t thread = -1;
+  std::int64_t record = -1;
+  std::uint32_t name = 0;  // index into raw_snapshot::activity_names
+  std::int32_t device = -1;
+  std::uint32_t stream = 0;
+  std::uint32_t graph = 0;
+  std::int64_t begin_ns = 0;
+  std::int64_t end_ns = 0;
+};
+
+struct raw_thread {
+  thread_desc desc;
+  std::vector<raw_instance> records;  // in the order scopes ended (post-order)
+};
+
+struct raw_snapshot {
+  std::vector<site_desc> sites;
+  std::vector<raw_thread> threads;
+  scope_counts counts;
+  evidence sources;
+  std::int64_t origin_ns = 0;  // the process's time zero for traces
+  std::string warnings;        // lines the report prints in its header
+  std::vector<raw_activity> activities;  // CUPTI records (used only when sources.cupti_valid)
+  std::vector<std::string> activity_names;
+};
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/raw_snapshot.hpp ----
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#if SCOPEPROF_ENABLED && SCOPEPROF_WITH_CUPTI
+// ---- begin scopeprof/backends/cupti/session.hpp ----
+// scopeprof: the CUPTI collector's session (SCOPEPROF_WITH_CUPTI=1): loading libcupti, subscribing, the probe
+// that checks records still arrive, switching on and off.
+
+// ---- begin scopeprof/backends/cupti/collector.hpp ----
+// scopeprof: the CUPTI collector's state (SCOPEPROF_WITH_CUPTI=1): the entry points loaded from libcupti,
+// the per-thread (external id, host record) pairs, and the collector singleton.
+
+// ---- begin scopeprof/detail/activity.hpp ----
+// scopeprof: CUPTI activity records as the collector keeps them, and their attribution to scopes. Plain
+// data and pure functions (no CUPTI header), so the logic is tested on machines without a GPU.
+
+
+#include <cstdint>
+#include <iterator>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// One kernel, memcpy or memset as received, times already on the host timeline (steady_clock ns).
+struct activity_entry {
+  activity_kind kind = activity_kind::kernel;
+  std::uint32_t correlation = 0;  // CUDA API correlation id (for a graph's kernels: the graph launch's)
+  std::int32_t device = -1;
+  std::uint32_t stream = 0;
+  std::uint32_t graph = 0;
+  std::int64_t begin_ns = 0;
+  std::int64_t end_ns = 0;
+  std::uint32_t name = 0;  // index into activity_log::names()
+};
+
+enum class attribute_result { attributed, outside, ignore };
+
+struct attribution {
+  std::uint64_t kernels = 0;  // attributed or not, probe records excluded
+  std::uint64_t copies = 0;
+  std::uint64_t outside = 0;  // launched outside any recorded scope (or its scope was dropped / discarded)
+};
+
+struct probe_check {
+  bool correlation_seen = false;
+  bool memset_seen = false;
+};
+
+/// Records received since the last reset(), with kernel names interned and the external ids (CUSTOM2)
+/// of the CUDA API calls that launched them.
+class activity_log {
+ public:
+  std::uint32_t intern(std::string_view name) {
+    auto it = name_ids_.find(std::string(name));
+    if (it != name_ids_.end()) return it->second;
+    const auto id = static_cast<std::uint32_t>(names_.size());
+    names_.emplace_back(name);
+    name_ids_.emplace(names_.back(), id);
+    return id;
+  }
+  void add(const activity_entry& e) { entries_.push_back(e); }
+  void correlate(std::uint32_t correlation, std::uint64_t external) { external_of_[correlation] = external; }
+
+  const std::vector<std::string>& names() const noexcept { return names_; }
+  const std::vector<activity_entry>& entries() const noexcept { return entries_; }
+
+  /// Did the probe tagged `external` come back: its external-correlation record, and a memset (received
+  /// after record `from`) with the same correlation id?
+  probe_check check_probe(std::uint64_t external, std::size_t from) const {
+    probe_check r;
+    std::uint32_t correlation = 0;
+    for (const auto& [corr, ext] : external_of_)
+      if (ext == external) {
+        r.correlation_seen = true;
+        correlation = corr;
+        break;
+      }
+    for (std::size_t i = from; i < entries_.size(); ++i)
+      if (entries_[i].kind == activity_kind::memset && (!r.correlation_seen || entries_[i].correlation == correlation)) {
+        r.memset_seen = true;
+        break;
+      }
+    return r;
+  }
+
+  /// Attribute every record: `place(external, thread, record)` says where the scope with this external id
+  /// is in the snapshot. Appends to `out` and returns the counts.
+  template <class Place>
+  attribution attribute(Place&& place, std::vector<raw_activity>& out) const {
+    attribution a;
+    out.reserve(out.size() + entries_.size());
+    for (const auto& e : entries_) {
+      raw_activity r;
+      r.kind = e.kind;
+      r.name = e.name;
+      r.device = e.device;
+      r.stream = e.stream;
+      r.graph = e.graph;
+      r.begin_ns = e.begin_ns;
+      r.end_ns = e.end_ns;
+      attribute_result where = attribute_result::outside;
+      const auto it = external_of_.find(e.correlation);
+      if (it != external_of_.end()) where = place(it->second, r.thread, r.record);
+      if (where == attribute_result::ignore) continue;
+      if (where == attribute_result::outside) {
+        r.thread = -1;
+        r.record = -1;
+        ++a.outside;
+      }
+      if (e.kind == activity_kind::kernel) ++a.kernels;
+      else ++a.copies;
+      out.push_back(r);
+    }
+    return a;
+  }
+
+  /// Forget records whose external id `finished(external)` says belongs to a finished scope, and every
+  /// record launched outside a scope; kernels of scopes still open stay for the report that has them.
+  template <class Finished>
+  void discard_if(Finished&& finished) {
+    std::vector<activity_entry> kept;
+    for (const auto& e : entries_) {
+      const auto it = external_of_.find(e.correlation);
+      if (it != external_of_.end() && !finished(it->second)) kept.push_back(e);
+    }
+    entries_.swap(kept);
+    for (auto it = external_of_.begin(); it != external_of_.end();)
+      it = finished(it->second) ? external_of_.erase(it) : std::next(it);
+  }
+
+ private:
+  std::vector<std::string> names_;
+  std::unordered_map<std::string, std::uint32_t> name_ids_;
+  std::vector<activity_entry> entries_;
+  std::unordered_map<std::uint32_t, std::uint64_t> external_of_;
+};
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/activity.hpp ----
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#if SCOPEPROF_ENABLED && SCOPEPROF_WITH_CUPTI
+#include <cupti_activity.h>
+#include <cupti_callbacks.h>
+#include <cupti_version.h>
+#include <dlfcn.h>
+
+
+// Records are read through the oldest layouts that carry every field used (CUDA 11.0's Kernel5, Memcpy4
+// and Memset3): later versions only append fields, so these offsets hold for the records of any newer
+// libcupti as well (checked against CUDA 13.0's Kernel10, Memcpy6 and Memset4).
+#if CUPTI_API_VERSION < 13
+#error "scopeprof's CUPTI collector needs CUPTI from CUDA 11.0 or newer; build with SCOPEPROF_WITH_CUPTI=0"
+#endif
+// cuptiSubscribe_v2 (it names the tool that holds CUPTI) exists in newer CUPTI only.
+#if defined(CUpti_SubscriberParams_STRUCT_SIZE)
+#define SCOPEPROF_CUPTI_SUBSCRIBE_V2 1
+#else
+#define SCOPEPROF_CUPTI_SUBSCRIBE_V2 0
+#endif
+
+#endif
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+#if SCOPEPROF_ENABLED && SCOPEPROF_WITH_CUPTI
+/// One finished scope's external id (its sequence number on its thread) and its host record index.
+struct cupti_pair {
+  std::uint64_t seq;
+  std::uint64_t host_index;
+};
+struct cupti_pair_chunk {
+  static constexpr std::uint32_t capacity = 2048;
+  std::uint64_t first = 0;
+  cupti_pair pairs[capacity];
+};
+
+/// Per thread: the pairs its scopes stored (owner appends, collect() reads up to `published`).
+struct cupti_thread {
+  thread_buffer* owner = nullptr;
+  std::uint32_t slot = 0;
+  std::uint64_t next_seq = 0;  // owner only
+  cupti_pair* cursor = nullptr;
+  cupti_pair* limit = nullptr;
+  std::atomic<std::uint64_t> published{0};
+  std::mutex mu;  // chunks and floor
+  std::vector<cupti_pair_chunk*> chunks;
+  std::uint64_t floor = 0;  // pairs before this were discarded by reset()
+};
+inline thread_local cupti_thread* t_cupti = nullptr;
+
+constexpr unsigned cupti_seq_bits = 40;
+constexpr std::uint64_t cupti_seq_mask = (std::uint64_t{1} << cupti_seq_bits) - 1;
+constexpr std::uint64_t cupti_probe_slot = (std::uint64_t{1} << (64 - cupti_seq_bits)) - 1;  // ids of the probe
+
+/// The CUPTI entry points scopeprof uses, resolved with dlsym.
+struct cupti_api {
+  decltype(&cuptiSubscribe) subscribe = nullptr;
+#if SCOPEPROF_CUPTI_SUBSCRIBE_V2
+  decltype(&cuptiSubscribe_v2) subscribe_v2 = nullptr;  // optional: names the tool that holds CUPTI
+#endif
+  decltype(&cuptiUnsubscribe) unsubscribe = nullptr;
+  decltype(&cuptiActivityEnable) enable = nullptr;
+  decltype(&cuptiActivityDisable) disable = nullptr;
+  decltype(&cuptiActivityRegisterCallbacks) register_callbacks = nullptr;
+  decltype(&cuptiActivityGetNextRecord) next_record = nullptr;
+  decltype(&cuptiActivityFlushAll) flush_all = nullptr;
+  decltype(&cuptiActivityGetNumDroppedRecords) dropped_records = nullptr;
+  decltype(&cuptiActivityPushExternalCorrelationId) push = nullptr;
+  decltype(&cuptiActivityPopExternalCorrelationId) pop = nullptr;
+  decltype(&cuptiGetResultString) result_string = nullptr;
+  decltype(&cuptiGetTimestamp) timestamp = nullptr;
+};
+
+enum class cupti_state : std::uint8_t {
+  never,        // never switched on: scopeprof has not touched CUPTI
+  active,       // collecting
+  released,     // switched off after collecting: the data collected stays valid
+  withheld,     // another tool holds CUPTI
+  unavailable,  // library, symbols, driver or privileges missing
+  invalid,      // records were lost mid-run
+};
+
+struct cupti_collector {
+  std::mutex mu;  // everything below except where noted; never held while calling into CUPTI's flush
+  std::once_flag load_once;
+  void* library = nullptr;
+  std::string library_path;
+  std::string load_error;
+  cupti_api api;
+  std::atomic<bool> api_ready{false};
+
+  cupti_state state = cupti_state::never;
+  std::string reason;  // for withheld / unavailable / invalid
+  bool subscribed = false;
+  CUpti_SubscriberHandle subscriber = nullptr;
+  bool callbacks_registered = false;
+  std::vector<CUpti_ActivityKind> kinds;  // enabled by us
+  bool api_records = false;               // runtime/driver kinds enabled as a correlation fallback
+  bool warned = false;
+
+  activity_log log;  // records received (buffer-completed callback)
+  std::atomic<std::int64_t> clock_offset_ns{0};  // steady_clock ns - CUPTI timestamp ns
+  std::atomic<std::uint64_t> dropped{0};          // records CUPTI dropped (buffers full)
+  std::uint64_t dropped_floor = 0;
+  std::atomic<std::uint64_t> buffers_completed{0};
+
+  std::mutex pool_mu;
+  std::vector<std::uint8_t*> free_buffers;
+
+  std::vector<std::unique_ptr<cupti_thread>> threads;  // by slot
+
+  std::mutex probe_mu;  // one probe at a time (collect(), set_cupti() may race); taken before mu
+  std::uint64_t next_probe = 0;
+#if SCOPEPROF_WITH_CUDA
+  int probe_device = -1;
+  void* probe_buffer = nullptr;
+  cudaStream_t probe_stream = nullptr;
+#endif
+};
+
+/// Created on first use and never destroyed: CUPTI may deliver buffers until the process ends.
+inline cupti_collector& the_cupti() {
+  static cupti_collector* c = new cupti_collector();
+  return *c;
+}
+
+constexpr std::size_t cupti_buffer_bytes = std::size_t{4} << 20;
+
+inline std::string cupti_result_text(const cupti_api& api, CUptiResult r) {
+  const char* s = nullptr;
+  if (api.result_string != nullptr && api.result_string(r, &s) == CUPTI_SUCCESS && s != nullptr)
+    return std::string(s) + " (" + std::to_string(static_cast<int>(r)) + ")";
+  return "CUPTI error " + std::to_string(static_cast<int>(r));
+}
+
+#endif
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/backends/cupti/collector.hpp ----
+// ---- begin scopeprof/backends/cupti/buffers.hpp ----
+// scopeprof: the CUPTI collector's callbacks (SCOPEPROF_WITH_CUPTI=1): buffers handed to CUPTI and the records
+// decoded from the buffers it gives back.
+
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+#if SCOPEPROF_ENABLED && SCOPEPROF_WITH_CUPTI
+// ---- callbacks (CUPTI's threads, or the thread calling cuptiActivityFlushAll) ----
+
+inline void CUPTIAPI cupti_subscriber_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+
+inline void CUPTIAPI cupti_buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) {
+  cupti_collector& c = the_cupti();
+  std::uint8_t* b = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(c.pool_mu);
+    if (!c.free_buffers.empty()) {
+      b = c.free_buffers.back();
+      c.free_buffers.pop_back();
+    }
+  }
+  if (b == nullptr) b = static_cast<std::uint8_t*>(::operator new(cupti_buffer_bytes, std::align_val_t{8}, std::nothrow));
+  *buffer = b;
+  *size = b != nullptr ? cupti_buffer_bytes : 0;
+  *max_records = 0;
+}
+
+inline std::uint32_t memcpy_name(activity_log& log, std::uint8_t copy_kind) {
+  switch (copy_kind) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return log.intern("[CUDA memcpy HtoD]");
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return log.intern("[CUDA memcpy DtoH]");
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return log.intern("[CUDA memcpy DtoD]");
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return log.intern("[CUDA memcpy HtoH]");
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return log.intern("[CUDA memcpy PtoP]");
+    default: return log.intern("[CUDA memcpy]");
+  }
+}
+
+inline void CUPTIAPI cupti_buffer_completed(CUcontext context, std::uint32_t stream, std::uint8_t* buffer, std::size_t,
+                                            std::size_t valid) {
+  cupti_collector& c = the_cupti();
+  if (buffer == nullptr) return;
+  c.buffers_completed.fetch_add(1, std::memory_order_relaxed);
+  const std::int64_t offset = c.clock_offset_ns.load(std::memory_order_relaxed);
+  const auto host = [offset](std::uint64_t t) { return static_cast<std::int64_t>(t) + offset; };
+  try {
+    std::lock_guard<std::mutex> lock(c.mu);
+    CUpti_Activity* rec = nullptr;
+    while (c.api.next_record(buffer, valid, &rec) == CUPTI_SUCCESS) {
+      activity_entry e;
+      switch (rec->kind) {
+        case CUPTI_ACTIVITY_KIND_KERNEL:
+        case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+          const auto* k = reinterpret_cast<const CUpti_ActivityKernel5*>(rec);
+          e = {activity_kind::kernel, k->correlationId, static_cast<std::int32_t>(k->deviceId), k->streamId, k->graphId,
+               host(k->start), host(k->end), c.log.intern(k->name != nullptr ? k->name : "(unnamed kernel)")};
+          c.log.add(e);
+          break;
+        }
+        case CUPTI_ACTIVITY_KIND_MEMCPY: {
+          const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy4*>(rec);
+          e = {activity_kind::memcpy, m->correlationId, static_cast<std::int32_t>(m->deviceId), m->streamId, m->graphId,
+               host(m->start), host(m->end), memcpy_name(c.log, m->copyKind)};
+          c.log.add(e);
+          break;
+        }
+        case CUPTI_ACTIVITY_KIND_MEMSET: {
+          const auto* m = reinterpret_cast<const CUpti_ActivityMemset3*>(rec);
+          e = {activity_kind::memset, m->correlationId, static_cast<std::int32_t>(m->deviceId), m->streamId, m->graphId,
+               host(m->start), host(m->end), c.log.intern("[CUDA memset]")};
+          c.log.add(e);
+          break;
+        }
+        case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
+          const auto* x = reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(rec);
+          if (x->externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2) c.log.correlate(x->correlationId, x->externalId);
+          break;
+        }
+        default: break;  // runtime/driver API records (correlation fallback) carry nothing we report
+      }
+    }
+  } catch (...) {
+    // Out of memory while storing: count the buffer's records as lost.
+    c.dropped.fetch_add(1, std::memory_order_relaxed);
+  }
+  std::size_t dropped = 0;
+  if (c.api.dropped_records(context, stream, &dropped) == CUPTI_SUCCESS && dropped != 0)
+    c.dropped.fetch_add(dropped, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(c.pool_mu);
+  try {
+    c.free_buffers.push_back(buffer);
+  } catch (...) {
+    ::operator delete(buffer, std::align_val_t{8});
+  }
+}
+
+#endif
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/backends/cupti/buffers.hpp ----
+#if SCOPEPROF_WITH_CUDA
+#endif
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+#if SCOPEPROF_ENABLED && SCOPEPROF_WITH_CUPTI
+// ---- loading ----
+
+inline void cupti_load(cupti_collector& c) {
+  std::string wanted;
+  if (const char* v = std::getenv("SCOPEPROF_CUPTI_LIBRARY")) wanted = v;
+  void* h = nullptr;
+  if (!wanted.empty()) {
+    h = ::dlopen(wanted.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (h == nullptr) {
+      const char* e = ::dlerror();
+      c.load_error = "SCOPEPROF_CUPTI_LIBRARY=" + wanted + " could not be loaded: " + (e ? e : "dlopen failed");
+      return;
+    }
+    c.library_path = wanted;
+  } else {
+    // A libcupti already in the process (the torch wheel's, say) first: two copies would fight.
+    for (const char* name : {"libcupti.so.13", "libcupti.so", "libcupti.so.12"}) {
+      h = ::dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+      if (h != nullptr) {
+        c.library_path = std::string(name) + " (already loaded)";
+        break;
+      }
+    }
+    for (const char* name : {"libcupti.so.13", "libcupti.so"}) {
+      if (h != nullptr) break;
+      h = ::dlopen(name, RTLD_NOW | RTLD_LOCAL);
+      if (h != nullptr) c.library_path = name;
+    }
+    if (h == nullptr) {
+      const char* e = ::dlerror();
+      c.load_error = std::string("libcupti not found (tried libcupti.so.13, libcupti.so; set SCOPEPROF_CUPTI_LIBRARY): ") +
+                     (e ? e : "dlopen failed");
+      return;
+    }
+  }
+  c.library = h;
+  std::string missing;
+  const auto sym = [&](auto& fn, const char* name, bool required) {
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(::dlsym(h, name));
+    if (fn == nullptr && required) missing += missing.empty() ? name : std::string(", ") + name;
+  };
+  cupti_api& a = c.api;
+  sym(a.subscribe, "cuptiSubscribe", true);
+#if SCOPEPROF_CUPTI_SUBSCRIBE_V2
+  sym(a.subscribe_v2, "cuptiSubscribe_v2", false);
+#endif
+  sym(a.unsubscribe, "cuptiUnsubscribe", true);
+  sym(a.enable, "cuptiActivityEnable", true);
+  sym(a.disable, "cuptiActivityDisable", true);
+  sym(a.register_callbacks, "cuptiActivityRegisterCallbacks", true);
+  sym(a.next_record, "cuptiActivityGetNextRecord", true);
+  sym(a.flush_all, "cuptiActivityFlushAll", true);
+  sym(a.dropped_records, "cuptiActivityGetNumDroppedRecords", true);
+  sym(a.push, "cuptiActivityPushExternalCorrelationId", true);
+  sym(a.pop, "cuptiActivityPopExternalCorrelationId", true);
+  sym(a.result_string, "cuptiGetResultString", true);
+  sym(a.timestamp, "cuptiGetTimestamp", true);
+  if (!missing.empty()) {
+    c.load_error = c.library_path + " lacks " + missing;
+    return;
+  }
+  c.api_ready.store(true, std::memory_order_release);
+}
+
+/// steady_clock minus CUPTI's clock, from the tightest of a few bracketed reads.
+inline void cupti_sync_clock(cupti_collector& c) noexcept {
+  std::int64_t best_gap = INT64_MAX, offset = 0;
+  for (int i = 0; i < 5; ++i) {
+    const std::int64_t a = steady_now_ns();
+    std::uint64_t t = 0;
+    if (c.api.timestamp(&t) != CUPTI_SUCCESS) return;
+    const std::int64_t b = steady_now_ns();
+    if (b - a < best_gap) {
+      best_gap = b - a;
+      offset = a + (b - a) / 2 - static_cast<std::int64_t>(t);
+    }
+  }
+  c.clock_offset_ns.store(offset, std::memory_order_relaxed);
+}
+
+// ---- the probe: are records still reaching us? ----
+
+enum class probe_result { ok, no_records, no_correlation, not_run };
+
+/// Under no lock. Runs a tagged 4-byte memset on a private stream, waits for it, flushes, and looks for
+/// its memset record and its external-correlation record.
+inline probe_result cupti_probe(cupti_collector& c, std::string& why) noexcept {
+#if SCOPEPROF_WITH_CUDA
+  std::lock_guard<std::mutex> serial(c.probe_mu);
+  const cudaError_t pending = cudaPeekAtLastError();
+  int device = -1;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    forget_our_error(pending);
+    why = "no current CUDA device";
+    return probe_result::not_run;
+  }
+  if (c.probe_device != device) {  // first probe on this device (collect() runs one thread at a time)
+    if (c.probe_stream != nullptr) {
+      cudaStreamDestroy(c.probe_stream);
+      c.probe_stream = nullptr;
+    }
+    if (c.probe_buffer != nullptr) {
+      cudaFree(c.probe_buffer);
+      c.probe_buffer = nullptr;
+    }
+    c.probe_device = -1;
+    cudaError_t e = cudaMalloc(&c.probe_buffer, 4);
+    if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&c.probe_stream, cudaStreamNonBlocking);
+    if (e != cudaSuccess) {
+      forget_our_error(pending);
+      why = "could not set up the probe: " + cuda_error_text(e);
+      return probe_result::not_run;
+    }
+    c.probe_device = device;
+  }
+  std::uint64_t id;
+  std::size_t from;
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    id = (cupti_probe_slot << cupti_seq_bits) | (c.next_probe++ & cupti_seq_mask);
+    from = c.log.entries().size();
+  }
+  if (c.api.push(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, id) != CUPTI_SUCCESS) {
+    why = "cuptiActivityPushExternalCorrelationId failed";
+    return probe_result::no_correlation;
+  }
+  cudaError_t e = cudaMemsetAsync(c.probe_buffer, 0, 4, c.probe_stream);
+  std::uint64_t last = 0;
+  c.api.pop(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, &last);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(c.probe_stream);
+  if (e != cudaSuccess) {
+    forget_our_error(pending);
+    why = "probe memset failed: " + cuda_error_text(e);
+    return probe_result::not_run;
+  }
+  c.api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  try {
+    std::lock_guard<std::mutex> lock(c.mu);
+    const probe_check pc = c.log.check_probe(id, (std::min)(from, c.log.entries().size()));
+    if (!pc.memset_seen) {
+      why = "CUPTI stopped delivering records to scopeprof (another collector, such as a torch profiler session, "
+            "took over CUPTI's activity buffers or disabled its record kinds)";
+      return probe_result::no_records;
+    }
+    if (!pc.correlation_seen) {
+      why = "CUPTI delivered no external-correlation record for the probe";
+      return probe_result::no_correlation;
+    }
+  } catch (...) {
+    why = "out of memory";
+    return probe_result::not_run;
+  }
+  return probe_result::ok;
+#else
+  (void)c;
+  why = "built without CUDA events (SCOPEPROF_WITH_CUDA=0): lost records cannot be detected";
+  return probe_result::not_run;
+#endif
+}
+
+// ---- switching on and off (cold; under c.mu except where noted) ----
+
+inline void cupti_disable_kinds_locked(cupti_collector& c) noexcept {
+  for (auto k : c.kinds) c.api.disable(k);
+  c.kinds.clear();
+  c.api_records = false;
+}
+
+inline void cupti_unsubscribe_locked(cupti_collector& c) noexcept {
+  if (c.subscribed) c.api.unsubscribe(c.subscriber);
+  c.subscribed = false;
+  c.subscriber = nullptr;
+}
+
+/// Disable our kinds and unsubscribe with c.mu NOT held (CUPTI may deliver buffers, which takes c.mu,
+/// while it disables kinds).
+inline void cupti_release(cupti_collector& c) noexcept {
+  std::vector<CUpti_ActivityKind> kinds;
+  CUpti_SubscriberHandle subscriber = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    kinds.swap(c.kinds);
+    c.api_records = false;
+    if (c.subscribed) subscriber = c.subscriber;
+    c.subscribed = false;
+    c.subscriber = nullptr;
+  }
+  for (auto k : kinds) c.api.disable(k);
+  if (subscriber != nullptr) c.api.unsubscribe(subscriber);
+}
+
+inline void cupti_set_state_locked(cupti_collector& c, cupti_state s, std::string reason) {
+  c.state = s;
+  c.reason = std::move(reason);
+  if ((s == cupti_state::withheld || s == cupti_state::unavailable || s == cupti_state::invalid) && !c.warned) {
+    c.warned = true;
+    warn(std::string("CUPTI collector ") + (s == cupti_state::withheld ? "withheld: " : s == cupti_state::invalid ? "invalid: " : "unavailable: ") +
+         c.reason);
+  }
+}
+
+inline bool cupti_enable_kind_locked(cupti_collector& c, CUpti_ActivityKind k, std::string& why) {
+  const CUptiResult r = c.api.enable(k);
+  if (r != CUPTI_SUCCESS) {
+    why = "cuptiActivityEnable(" + std::to_string(static_cast<int>(k)) + ") failed: " + cupti_result_text(c.api, r);
+    return false;
+  }
+  c.kinds.push_back(k);
+  return true;
+}
+
+SCOPEPROF_NOINLINE inline void cupti_start() noexcept {
+  cupti_collector& c = the_cupti();
+  struct rearm_at_return {  // the start-up probe may be the process's first CUDA runtime call
+    ~rearm_at_return() { rearm_exit_report(); }
+  } rearm;
+  try {
+    std::call_once(c.load_once, [&] { cupti_load(c); });
+    std::unique_lock<std::mutex> lock(c.mu);
+    if (c.state == cupti_state::active) return;
+    if (!c.api_ready.load(std::memory_order_acquire)) {
+      cupti_set_state_locked(c, cupti_state::unavailable, c.load_error);
+      return;
+    }
+    // Claim the subscriber slot first: it is how CUPTI tells us another tool is collecting.
+    CUptiResult r;
+    char holder[128] = {};
+#if SCOPEPROF_CUPTI_SUBSCRIBE_V2
+    static_assert(sizeof holder >= CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN, "room for the holder's name");
+    if (c.api.subscribe_v2 != nullptr) {
+      CUpti_SubscriberParams p{};
+      p.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+      p.subscriberName = "scopeprof";
+      p.oldSubscriberName = holder;
+      p.oldSubscriberSize = sizeof holder;
+      r = c.api.subscribe_v2(&c.subscriber, &cupti_subscriber_callback, nullptr, &p);
+    } else
+#endif
+    {
+      r = c.api.subscribe(&c.subscriber, &cupti_subscriber_callback, nullptr);
+    }
+    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+      holder[sizeof holder - 1] = '\0';
+      // A holder that subscribed without a name (Kineto does) is reported by CUPTI as "... <not provided>".
+      std::string name = holder;
+      if (name.find("not provided") != std::string::npos) name.clear();
+      if (name.empty() && g_kineto_cuda_started.load())
+        name = "a torch profiler session with CUDA activity ran in this process, and Kineto keeps CUPTI until the process ends";
+      cupti_set_state_locked(c, cupti_state::withheld,
+                             std::string("CUPTI is held by another tool") + (name.empty() ? std::string() : " (" + name + ")") +
+                                 " (cuptiSubscribe: " + cupti_result_text(c.api, r) +
+                                 "; Nsight Systems, Nsight Compute, compute-sanitizer, cuda-gdb and torch profiler sessions hold it)");
+      return;
+    }
+    if (r != CUPTI_SUCCESS) {
+      std::string why = "cuptiSubscribe failed: " + cupti_result_text(c.api, r);
+      if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) why += " (insufficient privileges)";
+      else if (r == CUPTI_ERROR_UNKNOWN || r == CUPTI_ERROR_NOT_INITIALIZED) why += " (no usable CUDA driver?)";
+      cupti_set_state_locked(c, cupti_state::unavailable, why);
+      return;
+    }
+    c.subscribed = true;
+    cupti_sync_clock(c);
+    // Register on every start: the buffer callbacks are process-wide, and a tool that held CUPTI since our
+    // last start (a torch profiler session, say) may have put its own in place. If a second registration is
+    // refused, the start-up probe below finds out where the records go.
+    r = c.api.register_callbacks(&cupti_buffer_requested, &cupti_buffer_completed);
+    if (r != CUPTI_SUCCESS && !c.callbacks_registered) {
+      cupti_unsubscribe_locked(c);
+      cupti_set_state_locked(c, cupti_state::unavailable, "cuptiActivityRegisterCallbacks failed: " + cupti_result_text(c.api, r));
+      return;
+    }
+    c.callbacks_registered = true;
+    std::string why;
+    for (auto k : {CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+                   CUPTI_ACTIVITY_KIND_MEMSET})
+      if (!cupti_enable_kind_locked(c, k, why)) {
+        cupti_disable_kinds_locked(c);
+        cupti_unsubscribe_locked(c);
+        if (why.find("INSUFFICIENT_PRIVILEGES") != std::string::npos) why += " (insufficient privileges)";
+        cupti_set_state_locked(c, cupti_state::unavailable, why);
+        return;
+      }
+    c.state = cupti_state::active;
+    c.reason.clear();
+    lock.unlock();
+    // Check the path end to end once. If CUPTI delivers the memset but no external correlation for it,
+    // it may want API records to correlate: switch those on and look again.
+    probe_result p = cupti_probe(c, why);
+    if (p == probe_result::no_correlation) {
+      lock.lock();
+      std::string why2;
+      c.api_records = cupti_enable_kind_locked(c, CUPTI_ACTIVITY_KIND_RUNTIME, why2) &&
+                      cupti_enable_kind_locked(c, CUPTI_ACTIVITY_KIND_DRIVER, why2);
+      lock.unlock();
+      p = cupti_probe(c, why);
+    }
+    if (p == probe_result::no_records || p == probe_result::no_correlation) {
+      cupti_release(c);
+      lock.lock();
+      cupti_set_state_locked(c, cupti_state::unavailable, "start-up check failed: " + why);
+      return;
+    }
+    g_cupti_on.store(1, std::memory_order_release);
+  } catch (...) {
+    warn("CUPTI collector: could not start (out of memory)");
+  }
+}
+
+/// Stop collecting and give CUPTI back: flush what is pending, disable our record kinds, unsubscribe.
+SCOPEPROF_NOINLINE inline void cupti_stop() noexcept {
+  cupti_collector& c = the_cupti();
+  g_cupti_on.store(0, std::memory_order_release);
+  if (!c.api_ready.load(std::memory_order_acquire)) return;
+  try {
+    {
+      std::lock_guard<std::mutex> lock(c.mu);
+      if (c.state != cupti_state::active) return;
+    }
+    std::string why;
+    const probe_result p = cupti_probe(c, why);  // also flushes
+    if (p == probe_result::not_run) c.api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    cupti_release(c);
+    std::lock_guard<std::mutex> lock(c.mu);
+    if (p == probe_result::no_records || p == probe_result::no_correlation) cupti_set_state_locked(c, cupti_state::invalid, why);
+    else if (c.state == cupti_state::active) c.state = cupti_state::released;
+  } catch (...) {
+  }
+}
+
+#endif
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/backends/cupti/session.hpp ----
+#endif
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+#if SCOPEPROF_ENABLED && SCOPEPROF_WITH_CUPTI
+// ---- collect() and reset() ----
+
+inline std::string cupti_evidence_locked(const cupti_collector& c, bool& valid, std::uint64_t kernels,
+                                         std::uint64_t copies, std::uint64_t unattributed) {
+  valid = false;
+  switch (c.state) {
+    case cupti_state::never:
+      return "off (scopeprof::set_cupti(true) or SCOPEPROF_CUPTI=1 collects kernels per scope)";
+    case cupti_state::withheld: return "withheld: " + c.reason;
+    case cupti_state::unavailable: return "unavailable: " + c.reason;
+    case cupti_state::invalid: return "invalid: " + c.reason + "; no CUPTI figures are reported for this run";
+    default: break;
+  }
+  const std::uint64_t dropped = c.dropped.load(std::memory_order_relaxed) - c.dropped_floor;
+  if (dropped != 0)
+    return "invalid: CUPTI dropped " + std::to_string(dropped) +
+           " activity records (its buffers were full); no CUPTI figures are reported for this run";
+  valid = true;
+  std::string s = std::to_string(kernels) + " kernels and " + std::to_string(copies) + " copies/memsets from " +
+                  c.library_path + ", attributed by external correlation (CUSTOM2)";
+  if (unattributed) s += "; " + std::to_string(unattributed) + " launched outside any recorded scope";
+  if (c.api_records) s += "; runtime/driver API records on (correlation fallback)";
+  if (c.state == cupti_state::released) s += "; collection stopped, CUPTI released";
+  return s;
+}
+
+/// collect(): flush, check, attribute. `ranges[t]` = {floor, recorded} of registry thread t, which is
+/// raw.threads[t]. Called with the registry mutex held.
+inline void cupti_collect(raw_snapshot& raw, const std::vector<thread_buffer*>& threads,
+                          const std::vector<std::pair<std::uint64_t, std::uint64_t>>& ranges) {
+  cupti_collector& c = the_cupti();
+  bool active;
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    active = c.state == cupti_state::active;
+  }
+  if (active) {
+    cupti_sync_clock(c);
+    std::string why;
+    const probe_result p = cupti_probe(c, why);  // flushes
+    if (p == probe_result::not_run) c.api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    if (p == probe_result::no_records || p == probe_result::no_correlation) {
+      g_cupti_on.store(0, std::memory_order_release);
+      cupti_release(c);
+      std::lock_guard<std::mutex> lock(c.mu);
+      cupti_set_state_locked(c, cupti_state::invalid, why);
+    }
+  }
+  std::lock_guard<std::mutex> lock(c.mu);
+  bool valid = false;
+  if (c.state == cupti_state::active || c.state == cupti_state::released) {
+    // host index of each (slot, seq), for the threads in this snapshot
+    std::vector<std::int64_t> position_of_slot(c.threads.size(), -1);
+    std::vector<std::unordered_map<std::uint64_t, std::uint64_t>> index_of(c.threads.size());
+    for (std::size_t t = 0; t < threads.size(); ++t)
+      for (std::size_t s = 0; s < c.threads.size(); ++s)
+        if (c.threads[s]->owner == threads[t]) position_of_slot[s] = static_cast<std::int64_t>(t);
+    for (std::size_t s = 0; s < c.threads.size(); ++s) {
+      cupti_thread& ct = *c.threads[s];
+      const std::uint64_t n = ct.published.load(std::memory_order_acquire);
+      std::lock_guard<std::mutex> tl(ct.mu);
+      for (const cupti_pair_chunk* ch : ct.chunks)
+        for (std::uint64_t i = (std::max)(ct.floor, ch->first); i < (std::min<std::uint64_t>)(n, ch->first + cupti_pair_chunk::capacity); ++i)
+          index_of[s].emplace(ch->pairs[i - ch->first].seq, ch->pairs[i - ch->first].host_index);
+    }
+    const attribution at = c.log.attribute(
+        [&](std::uint64_t external, std::int64_t& thread, std::int64_t& record) {
+          const std::uint64_t slot = external >> cupti_seq_bits;
+          if (slot == cupti_probe_slot) return attribute_result::ignore;
+          if (slot == 0 || slot > c.threads.size()) return attribute_result::outside;
+          const std::int64_t pos = position_of_slot[slot - 1];
+          const auto it = index_of[slot - 1].find(external & cupti_seq_mask);
+          // No pair yet: the scope is still open; its work waits for the report that has the scope.
+          if (it == index_of[slot - 1].end()) return attribute_result::ignore;
+          if (pos < 0) return attribute_result::outside;
+          const auto& range = ranges[static_cast<std::size_t>(pos)];
+          if (it->second == no_record || it->second < range.first || it->second >= range.second) return attribute_result::outside;
+          thread = pos;
+          record = static_cast<std::int64_t>(it->second - range.first);
+          return attribute_result::attributed;
+        },
+        raw.activities);
+    raw.activity_names = c.log.names();
+    raw.sources.cupti = cupti_evidence_locked(c, valid, at.kernels, at.copies, at.outside);
+  } else {
+    raw.sources.cupti = cupti_evidence_locked(c, valid, 0, 0, 0);
+  }
+  raw.sources.cupti_valid = valid;
+  if (!valid) {
+    raw.activities.clear();
+    raw.activity_names.clear();
+  }
+}
+
+/// reset(): forget the records of finished scopes (kernels of scopes still open are kept).
+inline void cupti_reset() noexcept {
+  cupti_collector& c = the_cupti();
+  try {
+    std::lock_guard<std::mutex> lock(c.mu);
+    std::vector<std::unordered_map<std::uint64_t, std::uint64_t>> finished(c.threads.size());
+    for (std::size_t s = 0; s < c.threads.size(); ++s) {
+      cupti_thread& ct = *c.threads[s];
+      const std::uint64_t n = ct.published.load(std::memory_order_acquire);
+      std::lock_guard<std::mutex> tl(ct.mu);
+      for (const cupti_pair_chunk* ch : ct.chunks)
+        for (std::uint64_t i = (std::max)(ct.floor, ch->first); i < (std::min<std::uint64_t>)(n, ch->first + cupti_pair_chunk::capacity); ++i)
+          finished[s].emplace(ch->pairs[i - ch->first].seq, 0);
+      ct.floor = n;
+      std::size_t k = 0;
+      while (k + 1 < ct.chunks.size() && ct.chunks[k]->first + cupti_pair_chunk::capacity <= n) ++k;
+      for (std::size_t i = 0; i < k; ++i) delete ct.chunks[i];
+      ct.chunks.erase(ct.chunks.begin(), ct.chunks.begin() + static_cast<std::ptrdiff_t>(k));
+    }
+    c.log.discard_if([&](std::uint64_t external) {
+      const std::uint64_t slot = external >> cupti_seq_bits;
+      if (slot == 0 || slot > finished.size()) return true;
+      return finished[slot - 1].count(external & cupti_seq_mask) != 0;
+    });
+    c.dropped_floor = c.dropped.load(std::memory_order_relaxed);
+    if (c.state == cupti_state::invalid) {  // a fresh start may be tried again with set_cupti(true)
+      c.state = cupti_state::released;
+      c.warned = false;
+    }
+  } catch (...) {
+  }
+}
+
+inline bool cupti_is_on() noexcept { return g_cupti_on.load(std::memory_order_acquire) != 0; }
+
+/// reset() releases the buffers of threads that exited (`gone`, sorted by address): their pairs go, and
+/// their slots can no longer be matched to a buffer (a new thread's buffer may get the same address).
+inline void cupti_forget_threads(const std::vector<thread_buffer*>& gone) noexcept {
+  cupti_collector& c = the_cupti();
+  std::lock_guard<std::mutex> lock(c.mu);
+  for (auto& t : c.threads) {
+    if (t->owner == nullptr ||
+        !std::binary_search(gone.begin(), gone.end(), t->owner, std::less<const thread_buffer*>()))
+      continue;
+    std::lock_guard<std::mutex> tl(t->mu);
+    t->owner = nullptr;
+    for (cupti_pair_chunk* ch : t->chunks) delete ch;
+    t->chunks.clear();
+    t->floor = t->published.load(std::memory_order_acquire);
+  }
+}
+
+#else  // !SCOPEPROF_WITH_CUPTI
+
+inline void cupti_start() noexcept {}
+inline void cupti_stop() noexcept {}
+inline bool cupti_is_on() noexcept { return false; }
+inline void cupti_forget_threads(const std::vector<thread_buffer*>&) noexcept {}
+inline void cupti_reset() noexcept {}
+inline void cupti_collect(raw_snapshot&, const std::vector<thread_buffer*>&,
+                          const std::vector<std::pair<std::uint64_t, std::uint64_t>>&) {}
+
+#endif
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/backends/cupti/collect.hpp ----
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+#if SCOPEPROF_ENABLED && SCOPEPROF_WITH_CUPTI
+#endif
+
+SCOPEPROF_DETAIL_COLD_BEGIN
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+#if SCOPEPROF_ENABLED && SCOPEPROF_WITH_CUPTI
+SCOPEPROF_NOINLINE inline cupti_thread* cupti_attach(thread_buffer& b) noexcept {
+  cupti_collector& c = the_cupti();
+  try {
+    auto t = std::make_unique<cupti_thread>();
+    t->owner = &b;
+    std::lock_guard<std::mutex> lock(c.mu);
+    if (c.threads.size() + 1 >= cupti_probe_slot) return nullptr;
+    t->slot = static_cast<std::uint32_t>(c.threads.size());
+    c.threads.push_back(std::move(t));
+    t_cupti = c.threads.back().get();
+    return t_cupti;
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+/// Push this scope's external id; returns it, or 0 when nothing was pushed.
+SCOPEPROF_NOINLINE SCOPEPROF_API std::uint64_t cupti_push(thread_buffer& b) noexcept {
+  cupti_collector& c = the_cupti();
+  if (!c.api_ready.load(std::memory_order_acquire)) return 0;
+  cupti_thread* t = t_cupti;
+  if (SCOPEPROF_UNLIKELY(t == nullptr) && (t = cupti_attach(b)) == nullptr) return 0;
+  const std::uint64_t id = (std::uint64_t{t->slot + 1u} << cupti_seq_bits) | (t->next_seq++ & cupti_seq_mask);
+  return c.api.push(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, id) == CUPTI_SUCCESS ? id : 0;
+}
+
+SCOPEPROF_NOINLINE SCOPEPROF_API void cupti_pop(std::uint64_t id) noexcept {
+  cupti_thread* t = t_cupti;
+  if (t == nullptr || (id >> cupti_seq_bits) != t->slot + 1u) return;  // ended on another thread: not ours to pop
+  std::uint64_t last = 0;
+  the_cupti().api.pop(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, &last);
+}
+
+SCOPEPROF_NOINLINE inline bool cupti_refill(cupti_thread& t) noexcept {
+  try {
+    auto* ch = new cupti_pair_chunk;
+    ch->first = t.published.load(std::memory_order_relaxed);
+    std::lock_guard<std::mutex> lock(t.mu);
+    t.chunks.push_back(ch);
+    t.cursor = ch->pairs;
+    t.limit = ch->pairs + cupti_pair_chunk::capacity;
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+/// Remember which host record the external id belongs to (after the host record got its index).
+SCOPEPROF_NOINLINE SCOPEPROF_API void cupti_store(std::uint64_t id, std::uint64_t host_index) noexcept {
+  cupti_thread* t = t_cupti;
+  if (t == nullptr || (id >> cupti_seq_bits) != t->slot + 1u) return;
+  if (SCOPEPROF_UNLIKELY(t->cursor == t->limit) && !cupti_refill(*t)) return;  // unattributed: its kernels count as such
+  *t->cursor++ = {id & cupti_seq_mask, host_index};
+  t->published.store(t->published.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+}
+
+#endif
+
+}  // namespace detail
+
+/// @brief Switch the CUPTI collector on or off at run time (builds with SCOPEPROF_WITH_CUPTI=1; a no-op
+/// elsewhere). On: kernels, copies and memsets are attributed to the innermost scope that launched them.
+/// Off: CUPTI is released (record kinds disabled, subscriber slot given back); what was collected stays in
+/// the next reports. If CUPTI is held by another tool, nothing is collected and reports say "withheld".
+///
+///   scopeprof::set_cupti(true);  run();  auto r = scopeprof::collect();  scopeprof::set_cupti(false);
+SCOPEPROF_API void set_cupti(bool on) noexcept {
+#if SCOPEPROF_ENABLED
+  detail::initialise();
+  if (on) detail::cupti_start();
+  else detail::cupti_stop();
+#else
+  (void)on;
+#endif
+}
+
+/// @brief True while the CUPTI collector is collecting.
+SCOPEPROF_API bool cupti_enabled() noexcept { return detail::cupti_is_on(); }
+
+SCOPEPROF_NAMESPACE_END
+SCOPEPROF_DETAIL_COLD_END
+// ---- end scopeprof/impl/cupti.hpp ----
+// ---- begin scopeprof/impl/report.hpp ----
+// scopeprof: the report's cold code: statistics and the build from a raw snapshot.
+
+// ---- begin scopeprof/detail/report_builder.hpp ----
+// scopeprof: the report builder: raw per-thread records in, the report's instances, call tree, flat rows,
+// tree rows and kernel summary out. Pure functions of the raw snapshot.
 
 // ---- begin scopeprof/detail/demangle.hpp ----
 // scopeprof: kernel names as people read them. CUPTI reports a kernel by its symbol, which for C++ kernels is
@@ -463,331 +4059,12 @@ SCOPEPROF_NAMESPACE_END
 #include <cmath>
 #include <cstdint>
 #include <map>
-#include <ostream>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 SCOPEPROF_NAMESPACE_BEGIN
-
-/// @brief Accounting of scope entries: entered == recorded + dropped + in_flight, always.
-struct scope_counts {
-  std::uint64_t entered = 0;    ///< scopes begun since start (or the last reset)
-  std::uint64_t recorded = 0;   ///< finished scopes whose record is in this report
-  std::uint64_t dropped = 0;    ///< finished scopes that found the record buffer full (see set_max_records)
-  std::uint64_t in_flight = 0;  ///< scopes still open when the report was taken
-};
-
-/// @brief What a report says about device time for one scope instance.
-enum class device_status : std::uint8_t {
-  not_timed = 0,  ///< no device timing for this instance (off, sampled out, no device, or not built)
-  ok = 1,         ///< device_begin_ns / device_end_ns are valid
-  captured = 2,   ///< inside a CUDA graph capture that could not be timed: "n/a (captured)"
-  invalid = 3,    ///< a CUDA error made the events unusable
-};
-
-/// @brief One finished scope instance. Times are steady_clock nanoseconds (device times mapped onto it).
-struct scope_instance {
-  std::uint32_t site = 0;     ///< index into report::sites()
-  std::uint32_t thread = 0;   ///< index into report::threads()
-  std::int64_t parent = -1;   ///< index into report::instances(), -1 for a root
-  std::uint32_t depth = 0;    ///< depth in the reconstructed tree (0 = root)
-  bool orphan = false;        ///< its parent was still open (or dropped) when the report was taken
-  std::int64_t host_begin_ns = 0;
-  std::int64_t host_end_ns = 0;
-  std::int64_t host_self_ns = 0;  ///< host total minus the host totals of its children
-  device_status device = device_status::not_timed;
-  std::int32_t device_id = -1;
-  std::uint64_t stream = 0;  ///< the CUDA stream handle the span was timed on
-  std::int64_t device_begin_ns = 0;
-  std::int64_t device_end_ns = 0;
-  std::int64_t device_self_ns = 0;  ///< span minus the union of child spans on the same stream
-  // CUPTI (valid when sources().cupti_valid): work launched inside the scope, its children included.
-  std::uint32_t kernels = 0;             ///< kernels launched inside the scope (children included)
-  std::uint32_t kernels_self = 0;        ///< kernels whose innermost launching scope is this one
-  std::uint32_t copies = 0;              ///< memcpy and memset operations (children included)
-  std::int64_t device_busy_ns = 0;       ///< sum of the durations of those kernels and copies
-  std::int64_t device_busy_self_ns = 0;  ///< the same for the work this scope launched directly
-
-  std::int64_t host_total_ns() const noexcept { return host_end_ns - host_begin_ns; }
-  std::int64_t device_span_ns() const noexcept { return device_end_ns - device_begin_ns; }
-};
-
-/// @brief What a CUPTI activity record describes.
-enum class activity_kind : std::uint8_t { kernel = 0, memcpy = 1, memset = 2 };
-
-/// @brief One kernel, copy or memset from CUPTI, on the host timeline (steady_clock ns).
-struct device_activity {
-  activity_kind kind = activity_kind::kernel;
-  std::int64_t instance = -1;  ///< index into report::instances() of the innermost launching scope; -1: none
-  std::uint32_t name = 0;      ///< index into report::activity_names()
-  std::int32_t device = -1;
-  std::uint32_t stream = 0;    ///< CUPTI stream id
-  std::uint32_t graph = 0;     ///< CUDA graph id, 0 when not launched by a graph
-  std::int64_t begin_ns = 0;
-  std::int64_t end_ns = 0;
-  std::int64_t duration_ns() const noexcept { return end_ns - begin_ns; }
-};
-
-struct site_desc {
-  std::string name;
-  std::string file;
-  std::string function;
-  std::uint32_t line = 0;
-};
-
-struct thread_desc {
-  std::uint32_t index = 0;   ///< order in which threads first entered a scope
-  std::uint64_t os_id = 0;   ///< kernel thread id where known
-  std::string name;          ///< set_thread_name(), or empty
-  bool exited = false;       ///< the thread ended before the report was taken
-  scope_counts counts;
-};
-
-/// @brief Summary of a set of durations (nanoseconds). StdDev is the population standard deviation.
-struct duration_stats {
-  std::uint64_t count = 0;
-  std::int64_t sum = 0;
-  std::int64_t min = 0;
-  std::int64_t max = 0;
-  double mean = 0;
-  double median = 0;
-  double stddev = 0;
-
-  static duration_stats of(std::vector<std::int64_t> values) {
-    duration_stats s;
-    s.count = values.size();
-    if (values.empty()) return s;
-    std::sort(values.begin(), values.end());
-    s.min = values.front();
-    s.max = values.back();
-    long double sum = 0;
-    for (auto v : values) sum += v;
-    s.sum = static_cast<std::int64_t>(sum);
-    s.mean = static_cast<double>(sum / values.size());
-    const std::size_t n = values.size();
-    s.median = n % 2 ? static_cast<double>(values[n / 2])
-                     : (static_cast<double>(values[n / 2 - 1]) + static_cast<double>(values[n / 2])) / 2.0;
-    long double sq = 0;
-    for (auto v : values) sq += (v - s.mean) * (v - s.mean);
-    s.stddev = std::sqrt(static_cast<double>(sq / n));
-    return s;
-  }
-};
-
-/// @brief One row of the flat table: every instance with this name, on every thread.
-struct flat_row {
-  std::string name;
-  std::uint64_t calls = 0;
-  /// Inclusive host time, counting an instance nested in another of the same name only once.
-  std::int64_t host_total_ns = 0;
-  std::int64_t host_self_ns = 0;
-  duration_stats host;       ///< over every instance's inclusive host time
-  double host_time_pct = 0;  ///< this row's host self time as a share of all host self time
-  std::uint64_t device_calls = 0;  ///< instances with a valid device span
-  std::int64_t device_total_ns = 0;
-  std::int64_t device_self_ns = 0;
-  duration_stats device;
-  std::uint64_t device_captured = 0;  ///< instances whose device time is "n/a (captured)"
-  std::uint64_t device_invalid = 0;
-  std::uint64_t kernels = 0;            ///< CUPTI: kernels launched inside these scopes (children included)
-  std::uint64_t copies = 0;             ///< CUPTI: memcpy and memset operations (children included)
-  std::int64_t device_busy_ns = 0;      ///< CUPTI: their summed durations, a name nested in itself counted once
-  std::int64_t device_busy_self_ns = 0; ///< CUPTI: the same for the work launched directly by these scopes
-};
-
-/// @brief One row of the kernel summary (the columns of Nsight Systems' cuda_gpu_kern_sum), per scope
-/// name and kernel name. Time % is the row's share of all kernel time in the report.
-struct kernel_summary_row {
-  std::string scope;    ///< innermost launching scope's name, "(no scope)" for kernels launched outside any
-  std::string kernel;   ///< kernel name demangled (C++ kernels), as Nsight Systems' kernel summary shows it
-  std::string mangled;  ///< kernel name exactly as CUPTI gives it (the symbol), bytes kept as they are
-  duration_stats time;
-  double time_pct = 0;
-};
-
-/// @brief What the device columns of a row say when there is no valid device time (or "ok").
-/// A CUDA error outranks a capture: it says the evidence itself is broken.
-inline const char* device_status_text(std::uint64_t device_calls, std::uint64_t captured, std::uint64_t invalid) noexcept {
-  if (device_calls) return "ok";
-  if (invalid) return "n/a (CUDA error)";
-  if (captured) return "n/a (captured)";
-  return "n/a";
-}
-
-/// @brief One row of the tree table: every instance reached by the same path of names.
-struct tree_row {
-  std::string name;
-  std::uint32_t depth = 0;
-  std::int64_t parent = -1;  ///< index into report::tree(), -1 for a root
-  std::uint64_t calls = 0;
-  std::int64_t host_total_ns = 0;
-  std::int64_t host_self_ns = 0;
-  std::uint64_t device_calls = 0;
-  std::int64_t device_total_ns = 0;
-  std::int64_t device_self_ns = 0;
-  std::uint64_t kernels = 0;  ///< CUPTI, children included
-  std::uint64_t copies = 0;
-  std::int64_t device_busy_ns = 0;
-  std::int64_t device_busy_self_ns = 0;
-};
-
-/// @brief Which evidence each column comes from, and whether it is valid for this run.
-struct evidence {
-  std::string host = "host clock";
-  bool device_valid = false;
-  std::string device = "n/a (built without CUDA: SCOPEPROF_WITH_CUDA=0)";
-  bool cupti_valid = false;  ///< the CUPTI columns (busy, kernels, kernel summary) hold data
-  std::string cupti = "not collected (CUPTI collector not built)";
-  std::string torch = "not built (SCOPEPROF_WITH_TORCH=0)";
-};
-
-/// @brief What the CUPTI cells say: "ok" when CUPTI evidence is valid, else a short reason ("n/a" when it
-/// was not collected, "withheld" when another tool held CUPTI, "invalid" when records were lost).
-inline const char* cupti_status_text(const evidence& e) noexcept {
-  if (e.cupti_valid) return "ok";
-  if (e.cupti.rfind("withheld", 0) == 0) return "withheld";
-  if (e.cupti.rfind("invalid", 0) == 0) return "invalid";
-  return "n/a";
-}
-
-/// @brief Result of a writer: converts to true on success, else message() says what failed and where.
-class write_result {
- public:
-  write_result() = default;
-  static write_result failure(std::string message) {
-    write_result r;
-    r.ok_ = false;
-    r.message_ = std::move(message);
-    return r;
-  }
-  explicit operator bool() const noexcept { return ok_; }
-  bool ok() const noexcept { return ok_; }
-  const std::string& message() const noexcept { return message_; }
-
- private:
-  bool ok_ = true;
-  std::string message_;
-};
-
-namespace detail {
-
-/// What collect() gathers before any analysis: one thread's records, already converted to nanoseconds.
-struct raw_instance {
-  std::uint32_t site = 0;
-  std::uint32_t depth = 0;  // nesting level at entry, as recorded
-  std::int64_t host_begin_ns = 0;
-  std::int64_t host_end_ns = 0;
-  device_status device = device_status::not_timed;
-  std::int32_t device_id = -1;
-  std::uint64_t stream = 0;
-  std::int64_t device_begin_ns = 0;
-  std::int64_t device_end_ns = 0;
-};
-
-/// A CUPTI record as collect() attributes it: thread = position in raw_snapshot::threads, record =
-/// position in that thread's records (-1 for both: launched outside any recorded scope).
-struct raw_activity {
-  activity_kind kind = activity_kind::kernel;
-  std::int64_t thread = -1;
-  std::int64_t record = -1;
-  std::uint32_t name = 0;  // index into raw_snapshot::activity_names
-  std::int32_t device = -1;
-  std::uint32_t stream = 0;
-  std::uint32_t graph = 0;
-  std::int64_t begin_ns = 0;
-  std::int64_t end_ns = 0;
-};
-
-struct raw_thread {
-  thread_desc desc;
-  std::vector<raw_instance> records;  // in the order scopes ended (post-order)
-};
-
-struct raw_snapshot {
-  std::vector<site_desc> sites;
-  std::vector<raw_thread> threads;
-  scope_counts counts;
-  evidence sources;
-  std::int64_t origin_ns = 0;  // the process's time zero for traces
-  std::string warnings;        // lines the report prints in its header
-  std::vector<raw_activity> activities;  // CUPTI records (used only when sources.cupti_valid)
-  std::vector<std::string> activity_names;
-};
-
-class report_builder;
-
-}  // namespace detail
-
-/// @brief An immutable snapshot of finished scopes; every writer is a pure function of it.
-class report {
- public:
-  report() = default;
-
-  const scope_counts& counts() const noexcept { return counts_; }
-  const std::vector<site_desc>& sites() const noexcept { return sites_; }
-  const std::vector<thread_desc>& threads() const noexcept { return threads_; }
-  /// Pre-order per thread: a parent comes before its children, siblings by begin time.
-  const std::vector<scope_instance>& instances() const noexcept { return instances_; }
-  const std::vector<flat_row>& flat() const noexcept { return flat_; }
-  /// Depth-first: a row is followed by its children, heaviest host total first.
-  const std::vector<tree_row>& tree() const noexcept { return tree_; }
-  const evidence& sources() const noexcept { return sources_; }
-  const std::string& warnings() const noexcept { return warnings_; }
-  /// Time zero of traces (steady_clock ns): the library's start.
-  std::int64_t origin_ns() const noexcept { return origin_ns_; }
-  std::uint64_t orphan_count() const noexcept { return orphans_; }
-  /// CUPTI kernels, copies and memsets by begin time (empty unless sources().cupti_valid).
-  const std::vector<device_activity>& activities() const noexcept { return activities_; }
-  /// Kernel names exactly as CUPTI gives them (C++ kernels mangled), indexed by device_activity::name.
-  const std::vector<std::string>& activity_names() const noexcept { return activity_names_; }
-  /// The same names demangled (unchanged where there is nothing to demangle).
-  const std::vector<std::string>& activity_demangled_names() const noexcept { return activity_demangled_; }
-  /// Kernel summary by (scope name, kernel name), heaviest total first (empty unless sources().cupti_valid).
-  const std::vector<kernel_summary_row>& kernel_summary() const noexcept { return kernel_summary_; }
-
-  /// The flat row with this name, or nullptr.
-  const flat_row* find(const std::string& name) const noexcept {
-    for (const auto& r : flat_)
-      if (r.name == name) return &r;
-    return nullptr;
-  }
-
-  /// Text tables (tree view, then flat view) with the evidence header and the footnotes.
-  void print(std::ostream& out) const;
-  std::string to_string() const;
-  /// Flat and tree rows plus the counts, RFC 4180, times in microseconds.
-  write_result write_csv(const std::string& path) const;
-  std::string csv() const;
-  /// Everything above as JSON (schema in docs/formats.md).
-  write_result write_json(const std::string& path) const;
-  std::string json() const;
-  /// Chrome trace event format, loadable in Perfetto and chrome://tracing.
-  write_result write_chrome_trace(const std::string& path) const;
-  std::string chrome_trace() const;
-
-  /// Build a report from raw per-thread records (collect() does this; tests may too).
-  static report from_raw(detail::raw_snapshot raw);
-
- private:
-  friend class detail::report_builder;
-  scope_counts counts_;
-  std::vector<site_desc> sites_;
-  std::vector<thread_desc> threads_;
-  std::vector<scope_instance> instances_;
-  std::vector<flat_row> flat_;
-  std::vector<tree_row> tree_;
-  evidence sources_;
-  std::string warnings_;
-  std::int64_t origin_ns_ = 0;
-  std::uint64_t orphans_ = 0;
-  std::vector<device_activity> activities_;
-  std::vector<std::string> activity_names_;
-  std::vector<std::string> activity_demangled_;
-  std::vector<kernel_summary_row> kernel_summary_;
-};
-
 namespace detail {
 
 class report_builder {
@@ -1146,352 +4423,335 @@ class report_builder {
 
 }  // namespace detail
 
-inline report report::from_raw(detail::raw_snapshot raw) { return detail::report_builder::build(std::move(raw)); }
-
 SCOPEPROF_NAMESPACE_END
-// ---- end scopeprof/report.hpp ----
-// ---- begin scopeprof/format/table.hpp ----
-// scopeprof: the text report. Tree view first (where time went, by call path), then the flat view (per
-// name statistics), each with host and device columns side by side and the evidence behind them.
+// ---- end scopeprof/detail/report_builder.hpp ----
 
-// ---- begin scopeprof/detail/text.hpp ----
-// scopeprof: text helpers shared by the writers. Names are arbitrary bytes; every output is valid UTF-8.
-
-
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
-#include <cstdio>
-#include <string>
-#include <string_view>
-
-SCOPEPROF_NAMESPACE_BEGIN
-namespace detail {
-
-/// Length of the valid UTF-8 sequence starting at s[i], or 0 when the bytes there are not valid UTF-8
-/// (overlong forms, surrogates and code points above U+10FFFF are invalid).
-inline std::size_t utf8_sequence_length(std::string_view s, std::size_t i) noexcept {
-  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = byte(i);
-  if (c < 0x80) return 1;
-  std::size_t n = 0;
-  std::uint32_t cp = 0;
-  if (c >= 0xC2 && c <= 0xDF) { n = 2; cp = c & 0x1Fu; }
-  else if (c >= 0xE0 && c <= 0xEF) { n = 3; cp = c & 0x0Fu; }
-  else if (c >= 0xF0 && c <= 0xF4) { n = 4; cp = c & 0x07u; }
-  else return 0;
-  if (i + n > s.size()) return 0;
-  for (std::size_t k = 1; k < n; ++k) {
-    const unsigned char cc = byte(i + k);
-    if ((cc & 0xC0u) != 0x80u) return 0;
-    cp = (cp << 6) | (cc & 0x3Fu);
-  }
-  if (n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) return 0;
-  if (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) return 0;
-  return n;
-}
-
-/// The bytes as valid UTF-8: each invalid byte becomes U+FFFD.
-inline std::string to_valid_utf8(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (std::size_t i = 0; i < s.size();) {
-    const std::size_t n = utf8_sequence_length(s, i);
-    if (n == 0) {
-      out += "\xEF\xBF\xBD";
-      ++i;
-    } else {
-      out.append(s.data() + i, n);
-      i += n;
-    }
-  }
-  return out;
-}
-
-/// Cut s to at most max_bytes without splitting a UTF-8 sequence.
-inline std::string_view utf8_prefix(std::string_view s, std::size_t max_bytes) noexcept {
-  if (s.size() <= max_bytes) return s;
-  // Step back over at most three continuation bytes: a longer run is not one sequence, so cut anywhere.
-  std::size_t end = max_bytes;
-  for (int k = 0; k < 3 && end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0u) == 0x80u; ++k) --end;
-  if (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0u) == 0x80u) end = max_bytes;
-  return s.substr(0, end);
-}
-
-/// A JSON string literal (with quotes) holding the UTF-8 form of s.
-inline void append_json_string(std::string& out, std::string_view s) {
-  const std::string valid = to_valid_utf8(s);
-  out += '"';
-  for (const char ch : valid) {
-    const auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      default:
-        if (c < 0x20 || c == 0x7F) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += ch;
-        }
-    }
-  }
-  out += '"';
-}
-
-/// An RFC 4180 field: quoted when it holds a comma, quote, CR or LF (or leading/trailing space).
-inline void append_csv_field(std::string& out, std::string_view s) {
-  const std::string valid = to_valid_utf8(s);
-  const bool quote = valid.find_first_of(",\"\r\n") != std::string::npos ||
-                     (!valid.empty() && (valid.front() == ' ' || valid.back() == ' '));
-  if (!quote) {
-    out += valid;
-    return;
-  }
-  out += '"';
-  for (const char ch : valid) {
-    if (ch == '"') out += '"';
-    out += ch;
-  }
-  out += '"';
-}
-
-/// A name for a terminal table: valid UTF-8, control characters shown as escapes so rows stay rows.
-inline std::string display_name(std::string_view s) {
-  const std::string valid = to_valid_utf8(s);
-  std::string out;
-  out.reserve(valid.size());
-  for (std::size_t i = 0; i < valid.size(); ++i) {
-    const char ch = valid[i];
-    const auto c = static_cast<unsigned char>(ch);
-    // C1 controls (U+0080..U+009F, UTF-8 C2 80..C2 9F) also steer terminals: show them escaped.
-    if (c == 0xC2 && i + 1 < valid.size() && static_cast<unsigned char>(valid[i + 1]) <= 0x9F) {
-      char buf[12];
-      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned char>(valid[i + 1]));
-      out += buf;
-      ++i;
-      continue;
-    }
-    if (c == '\n') out += "\\n";
-    else if (c == '\t') out += "\\t";
-    else if (c == '\r') out += "\\r";
-    else if (c < 0x20 || c == 0x7F) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    } else {
-      out += ch;
-    }
-  }
-  return out;
-}
-
-/// Number of terminal columns a valid UTF-8 string takes (one per code point; good enough for names).
-inline std::size_t display_width(std::string_view s) noexcept {
-  std::size_t w = 0;
-  for (const char ch : s)
-    if ((static_cast<unsigned char>(ch) & 0xC0u) != 0x80u) ++w;
-  return w;
-}
-
-/// Nanoseconds as a short human string with a unit: "850 ns", "12.35 us", "1.234 ms", "2.500 s".
-inline std::string format_duration_ns(double ns) {
-  char buf[48];
-  const double a = ns < 0 ? -ns : ns;
-  if (a < 1e3) std::snprintf(buf, sizeof buf, "%.0f ns", ns);
-  else if (a < 1e6) std::snprintf(buf, sizeof buf, "%.2f us", ns / 1e3);
-  else if (a < 1e9) std::snprintf(buf, sizeof buf, "%.3f ms", ns / 1e6);
-  else std::snprintf(buf, sizeof buf, "%.3f s", ns / 1e9);
-  return buf;
-}
-
-/// Fixed-point decimal with the given number of digits after the point (locale independent).
-inline std::string format_fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
-/// Integer nanoseconds as microseconds with exactly three decimals ("12.345"), exact for any value.
-inline std::string format_ns_as_us(std::int64_t ns) {
-  char buf[48];
-  const bool neg = ns < 0;
-  const std::uint64_t a = neg ? static_cast<std::uint64_t>(-(ns + 1)) + 1u : static_cast<std::uint64_t>(ns);
-  std::snprintf(buf, sizeof buf, "%s%llu.%03llu", neg ? "-" : "", static_cast<unsigned long long>(a / 1000u),
-                static_cast<unsigned long long>(a % 1000u));
-  return buf;
-}
-
-/// FNV-1a, for stable colours and hashing names.
-inline std::uint64_t fnv1a(std::string_view s, std::uint64_t h = 1469598103934665603ull) noexcept {
-  for (const char c : s) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
-}  // namespace detail
-SCOPEPROF_NAMESPACE_END
-// ---- end scopeprof/detail/text.hpp ----
-
-#include <ostream>
-#include <sstream>
-#include <string>
+#include <utility>
 #include <vector>
 
 SCOPEPROF_NAMESPACE_BEGIN
+
+SCOPEPROF_API duration_stats duration_stats::of(std::vector<std::int64_t> values) {
+    duration_stats s;
+    s.count = values.size();
+    if (values.empty()) return s;
+    std::sort(values.begin(), values.end());
+    s.min = values.front();
+    s.max = values.back();
+    long double sum = 0;
+    for (auto v : values) sum += v;
+    s.sum = static_cast<std::int64_t>(sum);
+    s.mean = static_cast<double>(sum / values.size());
+    const std::size_t n = values.size();
+    s.median = n % 2 ? static_cast<double>(values[n / 2])
+                     : (static_cast<double>(values[n / 2 - 1]) + static_cast<double>(values[n / 2])) / 2.0;
+    long double sq = 0;
+    for (auto v : values) sq += (v - s.mean) * (v - s.mean);
+    s.stddev = std::sqrt(static_cast<double>(sq / n));
+    return s;
+  }
+
+SCOPEPROF_API report report::from_raw(detail::raw_snapshot raw) { return detail::report_builder::build(std::move(raw)); }
+
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/impl/report.hpp ----
+// ---- begin scopeprof/impl/writers.hpp ----
+// scopeprof: the report's writers, thin wrappers over the serializers in format/ and the sinks.
+
+// ---- begin scopeprof/detail/sink.hpp ----
+// scopeprof: output sinks. A serializer appends text to the sink's buffer and calls row_done() between
+// records; the buffer goes to its destination (a string, a file, an ostream) whenever it passes 1 MiB, so
+// writing a report to a file never holds more than one buffer of it in memory.
+
+
+#include <cerrno>
+#include <cstddef>
+#include <cstdio>
+#include <cstring>
+#include <ostream>
+#include <string>
+#include <utility>
+
+SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
-struct text_table {
-  std::vector<std::string> header;
-  std::vector<bool> left;  // left-aligned columns
-  std::vector<std::vector<std::string>> rows;
+class output_sink {
+ public:
+  explicit output_sink(std::size_t flush_at = std::size_t{1} << 20) : flush_at_(flush_at) {}
+  virtual ~output_sink() = default;
+  output_sink(const output_sink&) = delete;
+  output_sink& operator=(const output_sink&) = delete;
 
-  void print(std::ostream& out) const {
-    std::vector<std::size_t> width(header.size(), 0);
-    for (std::size_t c = 0; c < header.size(); ++c) width[c] = display_width(header[c]);
-    for (const auto& r : rows)
-      for (std::size_t c = 0; c < r.size() && c < width.size(); ++c) width[c] = (std::max)(width[c], display_width(r[c]));
-    const auto line = [&](const std::vector<std::string>& cells) {
-      std::string s;
-      for (std::size_t c = 0; c < header.size(); ++c) {
-        const std::string& v = c < cells.size() ? cells[c] : std::string();
-        const std::string pad(width[c] - display_width(v), ' ');
-        if (c) s += "  ";
-        s += left[c] ? v + pad : pad + v;
-      }
-      while (!s.empty() && s.back() == ' ') s.pop_back();
-      out << s << '\n';
-    };
-    line(header);
-    std::size_t total = 0;
-    for (auto w : width) total += w + 2;
-    out << std::string(total > 2 ? total - 2 : 0, '-') << '\n';
-    for (const auto& r : rows) line(r);
+  /// The text not yet handed on: serializers append here.
+  std::string& text() noexcept { return buffer_; }
+  /// Between records: hand the buffer on once it is big enough.
+  void row_done() {
+    if (buffer_.size() >= flush_at_) flush();
   }
+  /// Hand on what is buffered (also at the end of a serializer's work).
+  void flush() {
+    if (!buffer_.empty()) consume(buffer_);
+    buffer_.clear();
+  }
+
+ protected:
+  virtual void consume(const std::string& chunk) = 0;
+
+ private:
+  std::string buffer_;
+  std::size_t flush_at_;
 };
 
-inline std::string na_or_duration(std::uint64_t n, double ns) { return n ? format_duration_ns(ns) : "n/a"; }
+/// Everything into one string (report::csv(), json(), chrome_trace()).
+class string_sink final : public output_sink {
+ public:
+  string_sink() : output_sink(static_cast<std::size_t>(-1)) {}
+  std::string take() {
+    flush();
+    return std::move(result_);
+  }
 
-inline std::string ratio_cell(std::int64_t host_ns, std::uint64_t device_calls, std::int64_t device_ns) {
-  if (device_calls == 0 || device_ns <= 0) return "n/a";
-  return format_fixed(static_cast<double>(host_ns) / static_cast<double>(device_ns), 2);
+ protected:
+  void consume(const std::string& chunk) override {
+    if (result_.empty()) result_ = chunk;
+    else result_ += chunk;
+  }
+
+ private:
+  std::string result_;
+};
+
+/// Into an ostream (report::print()).
+class ostream_sink final : public output_sink {
+ public:
+  explicit ostream_sink(std::ostream& out) : output_sink(std::size_t{64} << 10), out_(out) {}
+  ~ostream_sink() override {
+    try {
+      flush();
+    } catch (...) {
+    }
+  }
+
+ protected:
+  void consume(const std::string& chunk) override { out_.write(chunk.data(), static_cast<std::streamsize>(chunk.size())); }
+
+ private:
+  std::ostream& out_;
+};
+
+/// Into a file, 1 MiB at a time. The first failure is kept (with errno's text) and later writes are
+/// skipped; finish() flushes, closes and says what happened.
+class file_sink final : public output_sink {
+ public:
+  file_sink(const std::string& path, const char* what) : path_(path), what_(what) {
+    if (path.empty()) {
+      error_ = "empty path";
+      return;
+    }
+    errno = 0;
+    file_ = std::fopen(path.c_str(), "wb");
+    if (file_ == nullptr) error_ = std::strerror(errno != 0 ? errno : EIO);
+  }
+  ~file_sink() override {
+    if (file_ != nullptr) std::fclose(file_);
+  }
+
+  /// Flush, close and report. `failure` (non-empty) is a failure of the serializer itself (out of memory).
+  write_result finish(const char* failure = nullptr) noexcept {
+    try {
+      if (failure == nullptr) flush();
+    } catch (...) {
+      failure = "out of memory";
+    }
+    if (file_ != nullptr) {
+      if (std::fflush(file_) != 0 && error_.empty()) error_ = std::strerror(errno != 0 ? errno : EIO);
+      if (std::fclose(file_) != 0 && error_.empty()) error_ = std::strerror(errno != 0 ? errno : EIO);
+      file_ = nullptr;
+    }
+    try {
+      if (failure != nullptr && error_.empty()) error_ = failure;
+      if (error_.empty()) return write_result();
+      if (path_.empty()) return write_result::failure(std::string("scopeprof: cannot write ") + what_ + ": " + error_);
+      return write_result::failure(std::string("scopeprof: cannot write ") + what_ + " to '" + path_ + "': " + error_);
+    } catch (...) {
+      return write_result::failure("scopeprof: cannot write the report: out of memory");
+    }
+  }
+
+ protected:
+  void consume(const std::string& chunk) override {
+    if (file_ == nullptr || !error_.empty()) return;
+    errno = 0;
+    if (std::fwrite(chunk.data(), 1, chunk.size(), file_) != chunk.size())
+      error_ = std::strerror(errno != 0 ? errno : EIO);
+  }
+
+ private:
+  std::FILE* file_ = nullptr;
+  std::string path_;
+  const char* what_;
+  std::string error_;
+};
+
+/// Serialize into a file: every failure, the serializer's own included, becomes a write_result.
+template <class Serialize>
+write_result write_to_file(const std::string& path, const char* what, Serialize serialize) noexcept {
+  try {
+    file_sink sink(path, what);
+    try {
+      serialize(sink);
+    } catch (...) {
+      return sink.finish("out of memory");
+    }
+    return sink.finish();
+  } catch (...) {
+    return write_result::failure(std::string("scopeprof: cannot write ") + what + ": out of memory");
+  }
 }
 
 }  // namespace detail
-
-inline void report::print(std::ostream& out) const {
-  using namespace detail;
-  out << "scopeprof report: " << counts_.recorded << " scopes recorded";
-  if (counts_.dropped) out << ", " << counts_.dropped << " DROPPED (record buffer full; see SCOPEPROF_MAX_RECORDS)";
-  if (counts_.in_flight) out << ", " << counts_.in_flight << " still open (not in the tables)";
-  out << ", " << threads_.size() << " thread" << (threads_.size() == 1 ? "" : "s") << "\n";
-  out << "  host time:   " << sources_.host << "\n";
-  out << "  device time: " << sources_.device << "\n";
-  out << "  CUPTI:       " << sources_.cupti << "\n";
-  out << "  torch:       " << sources_.torch << "\n";
-  if (!warnings_.empty()) out << warnings_;
-  if (instances_.empty()) {
-    out << "(no finished scopes)\n";
-    return;
-  }
-
-  out << "\nCall tree (all threads merged; Host/Dev = host total / device span):\n";
-  // The CUPTI columns appear only when CUPTI evidence is valid; otherwise the header line says why.
-  const bool cupti = sources_.cupti_valid;
-  text_table tree{{"Scope", "Calls", "Host total", "Host self", "Dev span", "Dev self", "Host/Dev"},
-                  {true, false, false, false, false, false, false},
-                  {}};
-  if (cupti) {
-    tree.header.insert(tree.header.end(), {"Dev busy", "Kernels"});
-    tree.left.insert(tree.left.end(), {false, false});
-  }
-  for (const auto& t : tree_) {
-    std::string name(2 * t.depth, ' ');
-    name += display_name(t.name);
-    tree.rows.push_back({name, std::to_string(t.calls), format_duration_ns(static_cast<double>(t.host_total_ns)),
-                         format_duration_ns(static_cast<double>(t.host_self_ns)),
-                         na_or_duration(t.device_calls, static_cast<double>(t.device_total_ns)),
-                         na_or_duration(t.device_calls, static_cast<double>(t.device_self_ns)),
-                         ratio_cell(t.host_total_ns, t.device_calls, t.device_total_ns)});
-    if (cupti) {
-      tree.rows.back().push_back(format_duration_ns(static_cast<double>(t.device_busy_ns)));
-      tree.rows.back().push_back(std::to_string(t.kernels));
-    }
-  }
-  tree.print(out);
-
-  out << "\nBy name (Avg/Med/Min/Max/StdDev of host total per call; Time % = share of all host self time):\n";
-  text_table flat{{"Name", "Calls", "Host total", "Host self", "Avg", "Med", "Min", "Max", "StdDev", "Time %",
-                   "Dev span", "Dev self", "Dev avg", "Dev med", "Host/Dev"},
-                  {true, false, false, false, false, false, false, false, false, false, false, false, false, false, false},
-                  {}};
-  if (cupti) {
-    flat.header.insert(flat.header.end(), {"Dev busy", "Busy self", "Kernels"});
-    flat.left.insert(flat.left.end(), {false, false, false});
-  }
-  for (const auto& f : flat_) {
-    const std::string dev_span = f.device_calls ? format_duration_ns(static_cast<double>(f.device_total_ns))
-                                                : device_status_text(0, f.device_captured, f.device_invalid);
-    flat.rows.push_back({display_name(f.name), std::to_string(f.calls),
-                         format_duration_ns(static_cast<double>(f.host_total_ns)),
-                         format_duration_ns(static_cast<double>(f.host_self_ns)), format_duration_ns(f.host.mean),
-                         format_duration_ns(f.host.median), format_duration_ns(static_cast<double>(f.host.min)),
-                         format_duration_ns(static_cast<double>(f.host.max)), format_duration_ns(f.host.stddev),
-                         format_fixed(f.host_time_pct, 1), dev_span,
-                         na_or_duration(f.device_calls, static_cast<double>(f.device_self_ns)),
-                         na_or_duration(f.device_calls, f.device.mean), na_or_duration(f.device_calls, f.device.median),
-                         ratio_cell(f.host_total_ns, f.device_calls, f.device_total_ns)});
-    if (cupti) {
-      flat.rows.back().push_back(format_duration_ns(static_cast<double>(f.device_busy_ns)));
-      flat.rows.back().push_back(format_duration_ns(static_cast<double>(f.device_busy_self_ns)));
-      flat.rows.back().push_back(std::to_string(f.kernels));
-    }
-  }
-  flat.print(out);
-  if (cupti) {
-    out << "\nKernels by scope (CUPTI; Time % = share of all kernel time; Avg/Med/Min/Max/StdDev per instance;\n"
-           "names demangled and cut at 100 characters as Nsight Systems does; the JSON report keeps them whole and mangled):\n";
-    if (kernel_summary_.empty()) {
-      out << "(no kernels)\n";
-    } else {
-      text_table kern{{"Time %", "Total Time", "Instances", "Avg", "Med", "Min", "Max", "StdDev", "Scope", "Name"},
-                      {false, false, false, false, false, false, false, false, true, true},
-                      {}};
-      for (const auto& k : kernel_summary_)
-        kern.rows.push_back({format_fixed(k.time_pct, 1), format_duration_ns(static_cast<double>(k.time.sum)),
-                             std::to_string(k.time.count), format_duration_ns(k.time.mean),
-                             format_duration_ns(k.time.median), format_duration_ns(static_cast<double>(k.time.min)),
-                             format_duration_ns(static_cast<double>(k.time.max)), format_duration_ns(k.time.stddev),
-                             display_name(k.scope), clip_to_width(display_name(k.kernel))});
-      kern.print(out);
-    }
-  }
-  out << "\nNote: totals are inclusive. Do not add up the totals of nested rows: a parent's total already\n"
-         "contains its children. Self columns and Time % can be added. Host time is CPU time spent inside the\n"
-         "scope (mostly launching asynchronous work); device span is GPU time between the scope's boundaries\n"
-         "on its stream. They are different quantities and are never summed.\n";
-  if (cupti)
-    out << "Dev busy is the summed duration of the kernels, copies and memsets launched inside the scope (CUPTI);\n"
-           "it can exceed the span when work overlaps or runs on other streams.\n";
-  if (orphans_)
-    out << "Note: " << orphans_
-        << " scopes whose parent was still open (or dropped) when the report was taken are shown at top level.\n";
-}
-
-inline std::string report::to_string() const {
-  std::ostringstream s;
-  print(s);
-  return s.str();
-}
-
 SCOPEPROF_NAMESPACE_END
-// ---- end scopeprof/format/table.hpp ----
+// ---- end scopeprof/detail/sink.hpp ----
+// ---- begin scopeprof/format/chrome_trace.hpp ----
+// scopeprof: Chrome trace event format (JSON), for Perfetto (ui.perfetto.dev) and chrome://tracing.
+// Process 1 holds one track per host thread with complete ("X") events that nest exactly; process 2
+// holds one track per (device, stream) with the device spans, and flow arrows join each host scope to
+// its device span. Timestamps are microseconds from the library's start with three decimals, i.e. exact
+// nanoseconds, so nesting survives the conversion.
+
+
+#include <map>
+#include <string>
+#include <utility>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// The chrome trace of `rep`, streamed into `sink`.
+inline void serialize_chrome_trace(const report& rep, output_sink& sink) {
+  std::string& out = sink.text();
+  out += "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"scopeprof " SCOPEPROF_VERSION_STRING "\"";
+  out += ",\"entered\":" + std::to_string(rep.counts().entered) + ",\"recorded\":" + std::to_string(rep.counts().recorded) +
+         ",\"dropped\":" + std::to_string(rep.counts().dropped) + ",\"in_flight\":" + std::to_string(rep.counts().in_flight) +
+         ",\"host_source\":";
+  append_json_string(out, rep.sources().host);
+  out += ",\"device_source\":";
+  append_json_string(out, rep.sources().device);
+  out += ",\"cupti_source\":";
+  append_json_string(out, rep.sources().cupti);
+  out += "},\"traceEvents\":[\n";
+  out += "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"host\"}}";
+  for (const auto& t : rep.threads()) {
+    std::string label = t.name.empty() ? "thread " + std::to_string(t.index) : t.name;
+    if (t.os_id) label += " (tid " + std::to_string(t.os_id) + ")";
+    out += ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":" + std::to_string(t.index + 1) + ",\"args\":{\"name\":";
+    append_json_string(out, label);
+    out += "}}";
+    out += ",\n{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":1,\"tid\":" + std::to_string(t.index + 1) +
+           ",\"args\":{\"sort_index\":" + std::to_string(t.index) + "}}";
+  }
+  // Device tracks: one tid per (device, stream), numbered in order of first appearance.
+  std::map<std::pair<std::int32_t, std::uint64_t>, std::size_t> device_tracks;
+  for (const auto& s : rep.instances())
+    if (s.device == device_status::ok) device_tracks.emplace(std::make_pair(s.device_id, s.stream), 0);
+  if (!device_tracks.empty()) {
+    out += ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":2,\"tid\":0,\"args\":{\"name\":\"device (CUDA events)\"}}";
+    std::size_t k = 0;
+    for (auto& [key, tid] : device_tracks) {
+      tid = ++k;
+      char stream_hex[32];
+      std::snprintf(stream_hex, sizeof stream_hex, "0x%llx", static_cast<unsigned long long>(key.second));
+      std::string label = "GPU " + std::to_string(key.first) + " stream " + (key.second ? stream_hex : "default");
+      out += ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":2,\"tid\":" + std::to_string(tid) + ",\"args\":{\"name\":";
+      append_json_string(out, label);
+      out += "}}";
+    }
+  }
+  std::uint64_t flow_id = 0;
+  for (const auto& s : rep.instances()) {
+    sink.row_done();
+    const std::string& name = s.site < rep.sites().size() ? rep.sites()[s.site].name : std::string();
+    // Tracks are named by thread_desc::index, so events use it too (not the position in threads()).
+    const std::string tid = std::to_string((s.thread < rep.threads().size() ? rep.threads()[s.thread].index : s.thread) + 1);
+    out += ",\n{\"ph\":\"X\",\"cat\":\"scope\",\"name\":";
+    append_json_string(out, name);
+    out += ",\"pid\":1,\"tid\":" + tid + ",\"ts\":" + format_ns_as_us(s.host_begin_ns - rep.origin_ns()) +
+           ",\"dur\":" + format_ns_as_us(s.host_total_ns()) + ",\"args\":{\"host_self_us\":" + format_ns_as_us(s.host_self_ns);
+    if (s.device == device_status::ok) out += ",\"device_span_us\":" + format_ns_as_us(s.device_span_ns());
+    if (rep.sources().cupti_valid)
+      out += ",\"device_busy_us\":" + format_ns_as_us(s.device_busy_ns) + ",\"kernels\":" + std::to_string(s.kernels);
+    else if (s.device == device_status::captured) out += ",\"device_span\":\"n/a (captured)\"";
+    else if (s.device == device_status::invalid) out += ",\"device_span\":\"n/a (CUDA error)\"";
+    if (s.orphan) out += ",\"orphan\":true";
+    out += "}}";
+    if (s.device != device_status::ok) continue;
+    const std::size_t dtid = device_tracks[std::make_pair(s.device_id, s.stream)];
+    const std::string id = std::to_string(++flow_id);
+    out += ",\n{\"ph\":\"X\",\"cat\":\"device\",\"name\":";
+    append_json_string(out, name);
+    out += ",\"pid\":2,\"tid\":" + std::to_string(dtid) + ",\"ts\":" + format_ns_as_us(s.device_begin_ns - rep.origin_ns()) +
+           ",\"dur\":" + format_ns_as_us(s.device_span_ns()) + ",\"args\":{\"device_self_us\":" +
+           format_ns_as_us(s.device_self_ns) + "}}";
+    out += ",\n{\"ph\":\"s\",\"cat\":\"launch\",\"name\":\"launch\",\"id\":" + id + ",\"pid\":1,\"tid\":" + tid +
+           ",\"ts\":" + format_ns_as_us(s.host_begin_ns - rep.origin_ns()) + "}";
+    out += ",\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"launch\",\"name\":\"launch\",\"id\":" + id +
+           ",\"pid\":2,\"tid\":" + std::to_string(dtid) + ",\"ts\":" + format_ns_as_us(s.device_begin_ns - rep.origin_ns()) + "}";
+  }
+  // CUPTI: process 3, one track per (device, CUPTI stream id) with every kernel, copy and memset, and a
+  // flow arrow from the launching scope (at its host begin) to each of them.
+  std::map<std::pair<std::int32_t, std::uint32_t>, std::size_t> cupti_tracks;
+  for (const auto& a : rep.activities()) cupti_tracks.emplace(std::make_pair(a.device, a.stream), 0);
+  if (!cupti_tracks.empty()) {
+    out += ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":3,\"tid\":0,\"args\":{\"name\":\"device (CUPTI)\"}}";
+    std::size_t k = 0;
+    for (auto& [key, tid] : cupti_tracks) {
+      tid = ++k;
+      out += ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":3,\"tid\":" + std::to_string(tid) + ",\"args\":{\"name\":";
+      append_json_string(out, "GPU " + std::to_string(key.first) + " stream " + std::to_string(key.second));
+      out += "}}";
+    }
+  }
+  for (const auto& a : rep.activities()) {
+    sink.row_done();
+    const std::string dtid = std::to_string(cupti_tracks[std::make_pair(a.device, a.stream)]);
+    out += ",\n{\"ph\":\"X\",\"cat\":\"";
+    out += a.kind == activity_kind::kernel ? "kernel" : a.kind == activity_kind::memcpy ? "memcpy" : "memset";
+    out += "\",\"name\":";
+    const bool named = a.name < rep.activity_names().size();
+    append_json_string(out, named ? rep.activity_demangled_names()[a.name] : std::string());
+    out += ",\"pid\":3,\"tid\":" + dtid + ",\"ts\":" + format_ns_as_us(a.begin_ns - rep.origin_ns()) +
+           ",\"dur\":" + format_ns_as_us(a.duration_ns());
+    const bool mangled = named && rep.activity_demangled_names()[a.name] != rep.activity_names()[a.name];
+    if (a.graph || mangled) {
+      out += ",\"args\":{";
+      if (mangled) {
+        out += "\"mangled\":";
+        append_json_string(out, rep.activity_names()[a.name]);
+      }
+      if (a.graph) out += std::string(mangled ? "," : "") + "\"graph\":" + std::to_string(a.graph);
+      out += "}";
+    }
+    out += "}";
+    if (a.instance < 0 || static_cast<std::size_t>(a.instance) >= rep.instances().size()) continue;
+    const scope_instance& s = rep.instances()[static_cast<std::size_t>(a.instance)];
+    const std::string tid = std::to_string((s.thread < rep.threads().size() ? rep.threads()[s.thread].index : s.thread) + 1);
+    const std::string id = std::to_string(++flow_id);
+    out += ",\n{\"ph\":\"s\",\"cat\":\"cupti\",\"name\":\"launch\",\"id\":" + id + ",\"pid\":1,\"tid\":" + tid +
+           ",\"ts\":" + format_ns_as_us(s.host_begin_ns - rep.origin_ns()) + "}";
+    out += ",\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"cupti\",\"name\":\"launch\",\"id\":" + id +
+           ",\"pid\":3,\"tid\":" + dtid + ",\"ts\":" + format_ns_as_us(a.begin_ns - rep.origin_ns()) + "}";
+  }
+  out += "\n]}\n";
+  sink.flush();
+}
+
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/format/chrome_trace.hpp ----
 // ---- begin scopeprof/format/csv.hpp ----
 // scopeprof: CSV writer (RFC 4180, UTF-8). One header line with units, then rows of three views:
 //   view=meta  name=<counter or evidence key>, value in the "value" column
@@ -1499,53 +4759,6 @@ SCOPEPROF_NAMESPACE_END
 //   view=tree  one row per call path; "row" numbers the tree rows, "parent" points at the parent row
 // Device cells are empty where there is no valid device time; device_status says why.
 
-// ---- begin scopeprof/detail/file.hpp ----
-// scopeprof: writing a whole output file, with errors reported as a path and a reason, never thrown.
-
-
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <string>
-
-SCOPEPROF_NAMESPACE_BEGIN
-namespace detail {
-
-inline write_result write_file(const std::string& path, const std::string& contents, const char* what) noexcept {
-  try {
-    if (path.empty()) return write_result::failure(std::string("scopeprof: cannot write ") + what + ": empty path");
-    errno = 0;
-    std::FILE* f = std::fopen(path.c_str(), "wb");
-    if (f == nullptr)
-      return write_result::failure(std::string("scopeprof: cannot write ") + what + " to '" + path +
-                                   "': " + std::strerror(errno));
-    const std::size_t written = contents.empty() ? 0 : std::fwrite(contents.data(), 1, contents.size(), f);
-    int err = (written != contents.size()) ? errno : 0;
-    if (std::fflush(f) != 0 && err == 0) err = errno;
-    if (std::fclose(f) != 0 && err == 0) err = errno;
-    if (written != contents.size() || err != 0)
-      return write_result::failure(std::string("scopeprof: cannot write ") + what + " to '" + path +
-                                   "': " + std::strerror(err != 0 ? err : EIO));
-    return write_result();
-  } catch (...) {
-    return write_result::failure(std::string("scopeprof: cannot write ") + what + " to '" + path +
-                                 "': out of memory");
-  }
-}
-
-/// Render (which may run out of memory) and write; every failure becomes a write_result.
-template <class Render>
-write_result write_rendered(const std::string& path, const char* what, Render render) noexcept {
-  try {
-    return write_file(path, render(), what);
-  } catch (...) {
-    return write_result::failure(std::string("scopeprof: cannot write ") + what + " to '" + path + "': out of memory");
-  }
-}
-
-}  // namespace detail
-SCOPEPROF_NAMESPACE_END
-// ---- end scopeprof/detail/file.hpp ----
 
 #include <string>
 
@@ -1555,23 +4768,22 @@ namespace detail {
 inline std::string csv_us(std::int64_t ns) { return format_ns_as_us(ns); }
 inline std::string csv_us(double ns) { return format_fixed(ns / 1000.0, 3); }
 
-}  // namespace detail
-
-inline std::string report::csv() const {
-  using namespace detail;
-  std::string out =
+/// The csv report of `rep`, streamed into `sink`.
+inline void serialize_csv(const report& rep, output_sink& sink) {
+  std::string& out = sink.text();
+  out +=
       "view,row,parent,depth,name,value,calls,host_total_us,host_self_us,host_avg_us,host_med_us,host_min_us,"
       "host_max_us,host_stddev_us,host_time_pct,device_calls,device_total_us,device_self_us,device_avg_us,"
       "device_med_us,device_min_us,device_max_us,device_stddev_us,host_device_ratio,device_status,device_busy_us,"
       "device_busy_self_us,kernels,copies,cupti_status,kernel_time_pct\r\n";
   // CUPTI cells: filled where the CUPTI evidence is valid, else empty with cupti_status saying why.
-  const bool cupti = sources_.cupti_valid;
+  const bool cupti = rep.sources().cupti_valid;
   const auto cupti_cells = [&](std::int64_t busy, std::int64_t busy_self, std::uint64_t kernels, std::uint64_t copies) {
     if (cupti)
       out += ',' + csv_us(busy) + ',' + csv_us(busy_self) + ',' + std::to_string(kernels) + ',' +
              std::to_string(copies) + ",ok,";
     else
-      out += ",,,,," + std::string(cupti_status_text(sources_)) + ',';
+      out += ",,,,," + std::string(cupti_status_text(rep.sources())) + ',';
   };
   const auto meta = [&](const char* key, const std::string& value) {
     out += "meta,,,,";
@@ -1580,16 +4792,17 @@ inline std::string report::csv() const {
     append_csv_field(out, value);
     out += ",,,,,,,,,,,,,,,,,,,,,,,,,\r\n";
   };
-  meta("entered", std::to_string(counts_.entered));
-  meta("recorded", std::to_string(counts_.recorded));
-  meta("dropped", std::to_string(counts_.dropped));
-  meta("in_flight", std::to_string(counts_.in_flight));
-  meta("host_source", sources_.host);
-  meta("device_source", sources_.device);
-  meta("cupti_source", sources_.cupti);
-  meta("torch_source", sources_.torch);
+  meta("entered", std::to_string(rep.counts().entered));
+  meta("recorded", std::to_string(rep.counts().recorded));
+  meta("dropped", std::to_string(rep.counts().dropped));
+  meta("in_flight", std::to_string(rep.counts().in_flight));
+  meta("host_source", rep.sources().host);
+  meta("device_source", rep.sources().device);
+  meta("cupti_source", rep.sources().cupti);
+  meta("torch_source", rep.sources().torch);
   std::size_t i = 0;
-  for (const auto& f : flat_) {
+  for (const auto& f : rep.flat()) {
+    sink.row_done();
     out += "flat,";
     out += std::to_string(i++);
     out += ",,,";
@@ -1613,7 +4826,8 @@ inline std::string report::csv() const {
     out += "\r\n";
   }
   i = 0;
-  for (const auto& t : tree_) {
+  for (const auto& t : rep.tree()) {
+    sink.row_done();
     out += "tree," + std::to_string(i++) + ',' + (t.parent < 0 ? std::string() : std::to_string(t.parent)) + ',' +
            std::to_string(t.depth) + ',';
     append_csv_field(out, t.name);
@@ -1631,7 +4845,8 @@ inline std::string report::csv() const {
   }
   // Kernel summary: name = kernel, value = scope, calls = instances, device_* = per-instance statistics.
   i = 0;
-  for (const auto& k : kernel_summary_) {
+  for (const auto& k : rep.kernel_summary()) {
+    sink.row_done();
     out += "kernel," + std::to_string(i++) + ",,,";
     append_csv_field(out, k.kernel);
     out += ',';
@@ -1640,13 +4855,11 @@ inline std::string report::csv() const {
            csv_us(k.time.median) + ',' + csv_us(k.time.min) + ',' + csv_us(k.time.max) + ',' + csv_us(k.time.stddev) +
            ",,ok,,,,,ok," + format_fixed(k.time_pct, 3) + "\r\n";
   }
-  return out;
+  sink.flush();
 }
 
-inline write_result report::write_csv(const std::string& path) const {
-  return detail::write_rendered(path, "CSV report", [this] { return csv(); });
-}
 
+}  // namespace detail
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/format/csv.hpp ----
 // ---- begin scopeprof/format/json.hpp ----
@@ -1692,29 +4905,28 @@ inline void append_json_cupti(std::string& out, bool valid, std::int64_t busy, s
          ",\"kernels\":" + std::to_string(kernels) + ",\"copies\":" + std::to_string(copies) + "}";
 }
 
-}  // namespace detail
-
-inline std::string report::json() const {
-  using namespace detail;
-  std::string out = "{\"schema\":\"scopeprof-report/1\",\"version\":\"" SCOPEPROF_VERSION_STRING "\",\"units\":\"ns\",";
+/// The json report of `rep`, streamed into `sink`.
+inline void serialize_json(const report& rep, output_sink& sink) {
+  std::string& out = sink.text();
+  out += "{\"schema\":\"scopeprof-report/1\",\"version\":\"" SCOPEPROF_VERSION_STRING "\",\"units\":\"ns\",";
   out += "\"counts\":";
-  append_json_counts(out, counts_);
-  out += ",\"orphans\":" + std::to_string(orphans_);
+  append_json_counts(out, rep.counts());
+  out += ",\"orphans\":" + std::to_string(rep.orphan_count());
   out += ",\"evidence\":{\"host\":";
-  append_json_string(out, sources_.host);
+  append_json_string(out, rep.sources().host);
   out += ",\"device\":";
-  append_json_string(out, sources_.device);
-  out += sources_.device_valid ? ",\"device_valid\":true" : ",\"device_valid\":false";
+  append_json_string(out, rep.sources().device);
+  out += rep.sources().device_valid ? ",\"device_valid\":true" : ",\"device_valid\":false";
   out += ",\"cupti\":";
-  append_json_string(out, sources_.cupti);
-  out += sources_.cupti_valid ? ",\"cupti_valid\":true" : ",\"cupti_valid\":false";
+  append_json_string(out, rep.sources().cupti);
+  out += rep.sources().cupti_valid ? ",\"cupti_valid\":true" : ",\"cupti_valid\":false";
   out += ",\"torch\":";
-  append_json_string(out, sources_.torch);
+  append_json_string(out, rep.sources().torch);
   out += "},\"warnings\":";
-  append_json_string(out, warnings_);
+  append_json_string(out, rep.warnings());
   out += ",\"threads\":[";
-  for (std::size_t i = 0; i < threads_.size(); ++i) {
-    const auto& t = threads_[i];
+  for (std::size_t i = 0; i < rep.threads().size(); ++i) {
+    const auto& t = rep.threads()[i];
     if (i) out += ',';
     out += "{\"index\":" + std::to_string(t.index) + ",\"os_id\":" + std::to_string(t.os_id) + ",\"name\":";
     append_json_string(out, t.name);
@@ -1723,8 +4935,9 @@ inline std::string report::json() const {
     out += '}';
   }
   out += "],\"flat\":[";
-  for (std::size_t i = 0; i < flat_.size(); ++i) {
-    const auto& f = flat_[i];
+  for (std::size_t i = 0; i < rep.flat().size(); ++i) {
+    sink.row_done();
+    const auto& f = rep.flat()[i];
     if (i) out += ',';
     out += "{\"name\":";
     append_json_string(out, f.name);
@@ -1745,12 +4958,13 @@ inline std::string report::json() const {
     out += ",\"device_status\":";
     append_json_string(out, device_status_text(f.device_calls, f.device_captured, f.device_invalid));
     out += ",\"cupti\":";
-    append_json_cupti(out, sources_.cupti_valid, f.device_busy_ns, f.device_busy_self_ns, f.kernels, f.copies);
+    append_json_cupti(out, rep.sources().cupti_valid, f.device_busy_ns, f.device_busy_self_ns, f.kernels, f.copies);
     out += '}';
   }
   out += "],\"tree\":[";
-  for (std::size_t i = 0; i < tree_.size(); ++i) {
-    const auto& t = tree_[i];
+  for (std::size_t i = 0; i < rep.tree().size(); ++i) {
+    sink.row_done();
+    const auto& t = rep.tree()[i];
     if (i) out += ',';
     out += "{\"name\":";
     append_json_string(out, t.name);
@@ -1763,12 +4977,13 @@ inline std::string report::json() const {
     else
       out += "null";
     out += ",\"cupti\":";
-    append_json_cupti(out, sources_.cupti_valid, t.device_busy_ns, t.device_busy_self_ns, t.kernels, t.copies);
+    append_json_cupti(out, rep.sources().cupti_valid, t.device_busy_ns, t.device_busy_self_ns, t.kernels, t.copies);
     out += '}';
   }
   out += "],\"kernel_summary\":[";
-  for (std::size_t i = 0; i < kernel_summary_.size(); ++i) {
-    const auto& k = kernel_summary_[i];
+  for (std::size_t i = 0; i < rep.kernel_summary().size(); ++i) {
+    sink.row_done();
+    const auto& k = rep.kernel_summary()[i];
     if (i) out += ',';
     out += "{\"scope\":";
     append_json_string(out, k.scope);
@@ -1783,1647 +4998,215 @@ inline std::string report::json() const {
     out += '}';
   }
   out += "]}\n";
-  return out;
+  sink.flush();
 }
 
-inline write_result report::write_json(const std::string& path) const {
-  return detail::write_rendered(path, "JSON report", [this] { return json(); });
-}
 
+}  // namespace detail
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/format/json.hpp ----
-// ---- begin scopeprof/format/chrome_trace.hpp ----
-// scopeprof: Chrome trace event format (JSON), for Perfetto (ui.perfetto.dev) and chrome://tracing.
-// Process 1 holds one track per host thread with complete ("X") events that nest exactly; process 2
-// holds one track per (device, stream) with the device spans, and flow arrows join each host scope to
-// its device span. Timestamps are microseconds from the library's start with three decimals, i.e. exact
-// nanoseconds, so nesting survives the conversion.
+// ---- begin scopeprof/format/table.hpp ----
+// scopeprof: the text report. Tree view first (where time went, by call path), then the flat view (per
+// name statistics), each with host and device columns side by side and the evidence behind them.
 
 
-#include <map>
-#include <string>
-#include <utility>
-
-SCOPEPROF_NAMESPACE_BEGIN
-
-inline std::string report::chrome_trace() const {
-  using namespace detail;
-  std::string out = "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"scopeprof " SCOPEPROF_VERSION_STRING "\"";
-  out += ",\"entered\":" + std::to_string(counts_.entered) + ",\"recorded\":" + std::to_string(counts_.recorded) +
-         ",\"dropped\":" + std::to_string(counts_.dropped) + ",\"in_flight\":" + std::to_string(counts_.in_flight) +
-         ",\"host_source\":";
-  append_json_string(out, sources_.host);
-  out += ",\"device_source\":";
-  append_json_string(out, sources_.device);
-  out += ",\"cupti_source\":";
-  append_json_string(out, sources_.cupti);
-  out += "},\"traceEvents\":[\n";
-  out += "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"host\"}}";
-  for (const auto& t : threads_) {
-    std::string label = t.name.empty() ? "thread " + std::to_string(t.index) : t.name;
-    if (t.os_id) label += " (tid " + std::to_string(t.os_id) + ")";
-    out += ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":" + std::to_string(t.index + 1) + ",\"args\":{\"name\":";
-    append_json_string(out, label);
-    out += "}}";
-    out += ",\n{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":1,\"tid\":" + std::to_string(t.index + 1) +
-           ",\"args\":{\"sort_index\":" + std::to_string(t.index) + "}}";
-  }
-  // Device tracks: one tid per (device, stream), numbered in order of first appearance.
-  std::map<std::pair<std::int32_t, std::uint64_t>, std::size_t> device_tracks;
-  for (const auto& s : instances_)
-    if (s.device == device_status::ok) device_tracks.emplace(std::make_pair(s.device_id, s.stream), 0);
-  if (!device_tracks.empty()) {
-    out += ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":2,\"tid\":0,\"args\":{\"name\":\"device (CUDA events)\"}}";
-    std::size_t k = 0;
-    for (auto& [key, tid] : device_tracks) {
-      tid = ++k;
-      char stream_hex[32];
-      std::snprintf(stream_hex, sizeof stream_hex, "0x%llx", static_cast<unsigned long long>(key.second));
-      std::string label = "GPU " + std::to_string(key.first) + " stream " + (key.second ? stream_hex : "default");
-      out += ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":2,\"tid\":" + std::to_string(tid) + ",\"args\":{\"name\":";
-      append_json_string(out, label);
-      out += "}}";
-    }
-  }
-  std::uint64_t flow_id = 0;
-  for (const auto& s : instances_) {
-    const std::string& name = s.site < sites_.size() ? sites_[s.site].name : std::string();
-    // Tracks are named by thread_desc::index, so events use it too (not the position in threads()).
-    const std::string tid = std::to_string((s.thread < threads_.size() ? threads_[s.thread].index : s.thread) + 1);
-    out += ",\n{\"ph\":\"X\",\"cat\":\"scope\",\"name\":";
-    append_json_string(out, name);
-    out += ",\"pid\":1,\"tid\":" + tid + ",\"ts\":" + format_ns_as_us(s.host_begin_ns - origin_ns_) +
-           ",\"dur\":" + format_ns_as_us(s.host_total_ns()) + ",\"args\":{\"host_self_us\":" + format_ns_as_us(s.host_self_ns);
-    if (s.device == device_status::ok) out += ",\"device_span_us\":" + format_ns_as_us(s.device_span_ns());
-    if (sources_.cupti_valid)
-      out += ",\"device_busy_us\":" + format_ns_as_us(s.device_busy_ns) + ",\"kernels\":" + std::to_string(s.kernels);
-    else if (s.device == device_status::captured) out += ",\"device_span\":\"n/a (captured)\"";
-    else if (s.device == device_status::invalid) out += ",\"device_span\":\"n/a (CUDA error)\"";
-    if (s.orphan) out += ",\"orphan\":true";
-    out += "}}";
-    if (s.device != device_status::ok) continue;
-    const std::size_t dtid = device_tracks[std::make_pair(s.device_id, s.stream)];
-    const std::string id = std::to_string(++flow_id);
-    out += ",\n{\"ph\":\"X\",\"cat\":\"device\",\"name\":";
-    append_json_string(out, name);
-    out += ",\"pid\":2,\"tid\":" + std::to_string(dtid) + ",\"ts\":" + format_ns_as_us(s.device_begin_ns - origin_ns_) +
-           ",\"dur\":" + format_ns_as_us(s.device_span_ns()) + ",\"args\":{\"device_self_us\":" +
-           format_ns_as_us(s.device_self_ns) + "}}";
-    out += ",\n{\"ph\":\"s\",\"cat\":\"launch\",\"name\":\"launch\",\"id\":" + id + ",\"pid\":1,\"tid\":" + tid +
-           ",\"ts\":" + format_ns_as_us(s.host_begin_ns - origin_ns_) + "}";
-    out += ",\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"launch\",\"name\":\"launch\",\"id\":" + id +
-           ",\"pid\":2,\"tid\":" + std::to_string(dtid) + ",\"ts\":" + format_ns_as_us(s.device_begin_ns - origin_ns_) + "}";
-  }
-  // CUPTI: process 3, one track per (device, CUPTI stream id) with every kernel, copy and memset, and a
-  // flow arrow from the launching scope (at its host begin) to each of them.
-  std::map<std::pair<std::int32_t, std::uint32_t>, std::size_t> cupti_tracks;
-  for (const auto& a : activities_) cupti_tracks.emplace(std::make_pair(a.device, a.stream), 0);
-  if (!cupti_tracks.empty()) {
-    out += ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":3,\"tid\":0,\"args\":{\"name\":\"device (CUPTI)\"}}";
-    std::size_t k = 0;
-    for (auto& [key, tid] : cupti_tracks) {
-      tid = ++k;
-      out += ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":3,\"tid\":" + std::to_string(tid) + ",\"args\":{\"name\":";
-      append_json_string(out, "GPU " + std::to_string(key.first) + " stream " + std::to_string(key.second));
-      out += "}}";
-    }
-  }
-  for (const auto& a : activities_) {
-    const std::string dtid = std::to_string(cupti_tracks[std::make_pair(a.device, a.stream)]);
-    out += ",\n{\"ph\":\"X\",\"cat\":\"";
-    out += a.kind == activity_kind::kernel ? "kernel" : a.kind == activity_kind::memcpy ? "memcpy" : "memset";
-    out += "\",\"name\":";
-    const bool named = a.name < activity_names_.size();
-    append_json_string(out, named ? activity_demangled_[a.name] : std::string());
-    out += ",\"pid\":3,\"tid\":" + dtid + ",\"ts\":" + format_ns_as_us(a.begin_ns - origin_ns_) +
-           ",\"dur\":" + format_ns_as_us(a.duration_ns());
-    const bool mangled = named && activity_demangled_[a.name] != activity_names_[a.name];
-    if (a.graph || mangled) {
-      out += ",\"args\":{";
-      if (mangled) {
-        out += "\"mangled\":";
-        append_json_string(out, activity_names_[a.name]);
-      }
-      if (a.graph) out += std::string(mangled ? "," : "") + "\"graph\":" + std::to_string(a.graph);
-      out += "}";
-    }
-    out += "}";
-    if (a.instance < 0 || static_cast<std::size_t>(a.instance) >= instances_.size()) continue;
-    const scope_instance& s = instances_[static_cast<std::size_t>(a.instance)];
-    const std::string tid = std::to_string((s.thread < threads_.size() ? threads_[s.thread].index : s.thread) + 1);
-    const std::string id = std::to_string(++flow_id);
-    out += ",\n{\"ph\":\"s\",\"cat\":\"cupti\",\"name\":\"launch\",\"id\":" + id + ",\"pid\":1,\"tid\":" + tid +
-           ",\"ts\":" + format_ns_as_us(s.host_begin_ns - origin_ns_) + "}";
-    out += ",\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"cupti\",\"name\":\"launch\",\"id\":" + id +
-           ",\"pid\":3,\"tid\":" + dtid + ",\"ts\":" + format_ns_as_us(a.begin_ns - origin_ns_) + "}";
-  }
-  out += "\n]}\n";
-  return out;
-}
-
-inline write_result report::write_chrome_trace(const std::string& path) const {
-  return detail::write_rendered(path, "Chrome trace", [this] { return chrome_trace(); });
-}
-
-SCOPEPROF_NAMESPACE_END
-// ---- end scopeprof/format/chrome_trace.hpp ----
-// ---- begin scopeprof/detail/recorder.hpp ----
-// scopeprof: where scopes go. Each thread appends fixed-size records to its own chunks; the collector
-// reads them without stopping the writer. Counters are written only by their owner thread (plain stores,
-// no read-modify-write), so the hot path takes no lock and allocates nothing between chunk refills.
-
-// ---- begin scopeprof/backends/nvtx.hpp ----
-// scopeprof: NVTX backend. Every scope pushes and pops a range in the "scopeprof" NVTX domain, with its
-// name registered once per call site and a colour that depends only on the name, so Nsight Systems shows
-// the same colour for the same block in every run. Compiles to nothing when SCOPEPROF_WITH_NVTX is 0.
-
-
-#include <cstdint>
-#include <string_view>
-
-#if SCOPEPROF_WITH_NVTX
-#include <nvtx3/nvToolsExt.h>
-#endif
-
-SCOPEPROF_NAMESPACE_BEGIN
-namespace detail {
-
-/// A stable ARGB colour for a name, from a palette chosen to stay readable on light and dark timelines.
-inline std::uint32_t colour_for_name(std::string_view name) noexcept {
-  static constexpr std::uint32_t palette[] = {
-      0xFF4E79A7u, 0xFFF28E2Bu, 0xFFE15759u, 0xFF76B7B2u, 0xFF59A14Fu, 0xFFEDC948u, 0xFFB07AA1u, 0xFFFF9DA7u,
-      0xFF9C755Fu, 0xFFBAB0ACu, 0xFF1F77B4u, 0xFF2CA02Cu, 0xFFD62728u, 0xFF9467BDu, 0xFF17BECFu, 0xFFBCBD22u,
-  };
-  return palette[fnv1a(name) % (sizeof palette / sizeof palette[0])];
-}
-
-#if SCOPEPROF_WITH_NVTX
-
-/// The per-call-site NVTX data: built once when the site registers, read on every push.
-struct nvtx_site {
-  nvtxEventAttributes_t attributes{};
-};
-
-inline nvtxDomainHandle_t& nvtx_domain_slot() noexcept {
-  static nvtxDomainHandle_t domain = nullptr;
-  return domain;
-}
-
-/// Called once at start-up, before any site registers; loads an attached NVTX tool if there is one.
-inline void nvtx_initialize() noexcept { nvtx_domain_slot() = nvtxDomainCreateA("scopeprof"); }
-
-inline void nvtx_register_site(nvtx_site& site, const char* name, std::uint32_t argb) noexcept {
-  nvtxEventAttributes_t& a = site.attributes;
-  a = nvtxEventAttributes_t{};
-  a.version = NVTX_VERSION;
-  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-  a.colorType = NVTX_COLOR_ARGB;
-  a.color = argb;
-  nvtxStringHandle_t handle = nvtxDomainRegisterStringA(nvtx_domain_slot(), name);
-  if (handle != nullptr) {
-    a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
-    a.message.registered = handle;
-  } else {  // no tool attached (or it does not register strings): the plain text still works
-    a.messageType = NVTX_MESSAGE_TYPE_ASCII;
-    a.message.ascii = name;
-  }
-}
-
-SCOPEPROF_ALWAYS_INLINE void nvtx_push(const nvtx_site& site) noexcept {
-  nvtxDomainRangePushEx(nvtx_domain_slot(), &site.attributes);
-}
-SCOPEPROF_ALWAYS_INLINE void nvtx_pop() noexcept { nvtxDomainRangePop(nvtx_domain_slot()); }
-
-#else
-
-struct nvtx_site {};
-inline void nvtx_initialize() noexcept {}
-inline void nvtx_register_site(nvtx_site&, const char*, std::uint32_t) noexcept {}
-SCOPEPROF_ALWAYS_INLINE void nvtx_push(const nvtx_site&) noexcept {}
-SCOPEPROF_ALWAYS_INLINE void nvtx_pop() noexcept {}
-
-#endif
-
-}  // namespace detail
-SCOPEPROF_NAMESPACE_END
-// ---- end scopeprof/backends/nvtx.hpp ----
-// ---- begin scopeprof/detail/log.hpp ----
-// scopeprof: the library's own messages. They go to stderr, prefixed, and never throw.
-
-
-#include <cstdio>
-#include <string>
-
-SCOPEPROF_NAMESPACE_BEGIN
-namespace detail {
-
-inline void warn(const std::string& message) noexcept {
-  std::fprintf(stderr, "scopeprof: warning: %s\n", message.c_str());
-  std::fflush(stderr);
-}
-
-}  // namespace detail
-SCOPEPROF_NAMESPACE_END
-// ---- end scopeprof/detail/log.hpp ----
-
-#include <algorithm>
-#include <atomic>
-#include <cstdint>
-#include <cstdio>
-#include <cstring>
-#include <memory>
-#include <mutex>
-#include <new>
-#include <string>
-#include <string_view>
-#include <unordered_map>
-#include <vector>
-
-#if defined(__linux__)
-#include <sys/syscall.h>
-#include <unistd.h>
-#endif
-
-SCOPEPROF_NAMESPACE_BEGIN
-
-/// @brief Names longer than this many bytes are cut (at a UTF-8 boundary) and end in "...".
-constexpr std::size_t max_name_bytes = 512;
-
-namespace detail {
-
-/// Everything known about one call site, registered once and never moved or freed.
-struct site_info {
-  std::string name;  // as given, cut to max_name_bytes (bytes kept as they are; writers sanitise)
-  const char* file = "";
-  const char* function = "";
-  std::uint32_t line = 0;
-  std::uint32_t id = 0;
-  std::uint32_t colour = 0;
-  nvtx_site nvtx;
-  // Device timing policy for this site: 0 = host only, N = time every Nth entry (1 = every entry).
-  std::atomic<std::uint32_t> device_every{1};
-  bool host_only = false;  // PROF_SCOPE_HOST: sampling settings never turn device timing on
-  bool per_thread_stream = false;  // the site's TU was built with the per-thread default stream
-  std::atomic<std::uint64_t> device_entries{0};  // only counted when device_every > 1
-};
-
-}  // namespace detail
-
-/// @brief A static call site: one per PROF_SCOPE in the source. Constant-initialised, so using it costs
-/// no guard check; the heavier site_info is built on the first entry.
-struct call_site {
-  const char* name;
-  const char* file;
-  const char* function;
-  std::uint32_t line;
-  bool host_only;  // PROF_SCOPE_HOST: never device-timed
-  // The default stream of the site's own translation unit (nvcc --default-stream per-thread defines
-  // CUDA_API_PER_THREAD_DEFAULT_STREAM there): kept per site, so TUs built either way share one library.
-  bool per_thread_stream;
-  std::atomic<detail::site_info*> info{nullptr};
-
-  constexpr call_site(const char* name_, const char* file_, const char* function_, std::uint32_t line_,
-                      bool host_only_ = false, bool per_thread_stream_ = false) noexcept
-      : name(name_), file(file_), function(function_), line(line_), host_only(host_only_),
-        per_thread_stream(per_thread_stream_) {}
-  call_site(const call_site&) = delete;
-  call_site& operator=(const call_site&) = delete;
-};
-
-namespace detail {
-
-/// One finished scope: 24 bytes, written at scope exit.
-struct record {
-  std::uint64_t begin_ticks;
-  std::uint64_t end_ticks;
-  std::uint32_t site;
-  std::uint16_t depth;  // nesting level at entry on this thread (0 = outermost), saturated at 65535
-  std::uint16_t flags;
-};
-static_assert(sizeof(record) == 24, "records are meant to stay small");
-
-/// A block of records. A thread's first chunks are small (a thread that runs a few scopes should not
-/// hold much memory); later ones have max_chunk_records.
-struct chunk {
-  std::uint64_t first = 0;     // record index (since the thread started) of records[0]
-  std::uint32_t capacity = 0;
-  record* records() noexcept { return reinterpret_cast<record*>(this + 1); }
-  const record* records() const noexcept { return reinterpret_cast<const record*>(this + 1); }
-};
-static_assert(sizeof(chunk) % alignof(record) == 0, "records follow the chunk header");
-constexpr std::uint32_t min_chunk_records = 64;
-constexpr std::uint32_t max_chunk_records = 4096;
-
-inline chunk* new_chunk(std::uint32_t capacity) noexcept {
-  void* p = ::operator new(sizeof(chunk) + sizeof(record) * capacity, std::nothrow);
-  if (p == nullptr) return nullptr;
-  chunk* c = new (p) chunk;
-  c->capacity = capacity;
-  return c;
-}
-inline void delete_chunk(chunk* c) noexcept { ::operator delete(static_cast<void*>(c)); }
-
-/// Device timing of one scope instance (CUDA builds): its event pair, resolved at collect time.
-/// Handles are stored untyped so this file needs no CUDA header.
-struct device_record {
-  std::uint64_t host_index = 0;  // index of the host record this belongs to; ~0 if the host record was dropped
-  void* begin_event = nullptr;
-  void* end_event = nullptr;
-  void* stream = nullptr;
-  std::uint64_t capture_id = 0;  // non-zero: recorded while the stream was being captured into a graph
-  std::int32_t device = -1;
-  std::uint32_t reference = 0;   // generation of the reference event current when the scope began
-  std::uint32_t state = 0;       // device_record_state, written by collect() under the registry's collect_mu
-  std::int64_t begin_ns = 0;     // resolved times on the host timeline
-  std::int64_t end_ns = 0;
-};
-enum device_record_state : std::uint32_t { dev_pending = 0, dev_resolved = 1, dev_captured = 2, dev_invalid = 3 };
-
-struct device_chunk {
-  static constexpr std::uint32_t capacity = 1024;
-  std::uint64_t first = 0;
-  device_record records[capacity];
-};
-
-/// Per-thread cache for runtime names: (call site, name) -> site_info. Grows only on a new name. Held by
-/// the thread's buffer (not a thread_local of its own: that would give every including TU a TLS
-/// initializer) and freed when the thread exits.
-struct dynamic_name_cache {
-  struct slot {
-    std::uint64_t hash = 0;
-    const call_site* cs = nullptr;
-    site_info* info = nullptr;
-  };
-  std::vector<slot> slots;  // open addressing, power-of-two size
-  std::size_t used = 0;
-};
-
-/// One thread's records and counters. Owned by the global registry, so it outlives its thread.
-struct thread_buffer {
-  // Written by the owner thread only (relaxed load + release store), read by collect().
-  std::atomic<std::uint64_t> recorded{0};  // records written since the thread started
-  std::atomic<std::uint64_t> dropped{0};   // scopes that ended but could not be stored
-  std::atomic<std::uint64_t> entered{0};   // scopes begun since the thread started
-  std::atomic<std::uint32_t> depth{0};     // scopes open right now (owner-only in practice: the record's depth)
-  // Owner-only.
-  record* cursor = nullptr;
-  record* limit = nullptr;
-  std::uint64_t full_epoch = ~0ull;  // allocation epoch in which a refill last failed
-  device_record* device_cursor = nullptr;
-  device_record* device_limit = nullptr;
-  std::unique_ptr<dynamic_name_cache> dynamic_names;  // PROF_SCOPE_DYN lookups; freed at thread exit
-  std::atomic<std::uint64_t> device_recorded{0};  // device records written since the thread started
-
-  // Under mu: the chunk list (the owner appends on refill, reset() frees full ones).
-  std::mutex mu;
-  std::vector<chunk*> chunks;        // in record order; chunk::first says where each starts
-  std::uint64_t recorded_floor = 0;  // records before this index were discarded by reset()
-  std::uint64_t dropped_floor = 0;
-  std::uint64_t entered_floor = 0;
-  std::vector<device_chunk*> device_chunks;
-  std::uint64_t device_floor = 0;  // device records before this index were discarded by reset()
-  std::string name;
-  // Under the registry mutex.
-  std::uint32_t ordinal = 0;
-  std::uint64_t os_id = 0;
-  bool exited = false;
-};
-
-inline thread_local thread_buffer* t_buffer = nullptr;
-
-enum : std::uint8_t { state_off = 0, state_on = 1, state_uninitialised = 2 };
-/// Read at every scope entry (relaxed): on, off, or not yet initialised.
-inline std::atomic<std::uint8_t> g_state{state_uninitialised};
-/// Device timing of new call sites: 0 = host only, N = every Nth entry (SCOPEPROF_DEVICE_SAMPLE).
-inline std::atomic<std::uint32_t> g_default_device_every{1};
-
-/// Lock order: collect_mu, then mu, then a thread_buffer's mu. Scope threads take mu only to register a
-/// new call site or thread and at thread exit, and a thread_buffer's mu only on a chunk refill: none of
-/// them is ever held while collect() converts records or waits for the GPU.
-struct registry {
-  std::mutex collect_mu;  // one collect() or reset() at a time; the only lock held through their slow parts
-  std::mutex mu;          // the lists below (sites, threads, names), held only to read or change them
-  std::vector<std::unique_ptr<site_info>> sites;
-  std::unordered_map<std::string, std::uint32_t> named_device_every;  // set_device_sampling(name, n), also for sites not seen yet
-  std::unordered_map<std::string, site_info*> dynamic_sites;
-  std::vector<thread_buffer*> threads;
-  std::uint32_t next_ordinal = 0;
-
-  std::mutex pool_mu;  // free chunks
-  std::vector<chunk*> free_chunks;
-  std::atomic<std::uint64_t> allocated_records{0};
-  std::atomic<std::uint64_t> max_records{std::uint64_t{1} << 22};
-  std::atomic<std::uint64_t> alloc_epoch{0};  // bumped whenever memory is freed or the cap raised
-  std::atomic<std::uint64_t> device_records_held{0};     // device records in memory, all threads
-  std::atomic<std::uint64_t> device_records_skipped{0};  // device timings not taken: too many held
-  std::atomic<std::uint64_t> unattached_drops{0};  // scopes on threads whose buffer could not be made
-  std::uint64_t unattached_floor = 0;              // under mu: reset() point
-
-  detail::clock_anchor clock_start{};
-  std::string report_target;  // SCOPEPROF_REPORT
-};
-
-/// The registry is created on first use and intentionally never destroyed: scopes in static destructors
-/// and the report at exit must still find it.
-inline registry& the_registry() {
-  static registry* r = new registry();
-  return *r;
-}
-
-inline void initialise() noexcept;  // defined in runtime.hpp
-/// Registers the report at exit again (runtime.hpp) after something that may have initialised the CUDA
-/// runtime, whose own teardown the report must run before.
-inline void rearm_exit_report() noexcept;
-
-/// Set by a backend that keeps per-thread state (the CUDA event cache): run on a thread's first scope,
-/// before its begin time is read (no scope is open on the thread yet, so one-time set-up is charged to
-/// no scope), and when the thread exits.
-using thread_hook = void (*)() noexcept;
-inline std::atomic<thread_hook> g_thread_attach_hook{nullptr};
-inline std::atomic<thread_hook> g_thread_exit_hook{nullptr};
-
-inline std::uint64_t current_os_thread_id() noexcept {
-#if defined(__linux__)
-  return static_cast<std::uint64_t>(::syscall(SYS_gettid));
-#else
-  return 0;
-#endif
-}
-
-// Set once this thread's exit guard has run: later scopes on it (in other thread_local destructors) are
-// counted as unattached drops instead of writing to a buffer that reset() may free.
-inline thread_local bool t_thread_exited = false;
-
-struct thread_exit_guard {
-  ~thread_exit_guard() {
-    thread_buffer* b = t_buffer;
-    t_thread_exited = true;
-    t_buffer = nullptr;
-    if (b == nullptr) return;
-    b->dynamic_names.reset();
-    if (thread_hook exit_hook = g_thread_exit_hook.load(std::memory_order_acquire)) exit_hook();
-    registry& r = the_registry();
-    std::lock_guard<std::mutex> lock(r.mu);
-    b->exited = true;
-  }
-};
-
-/// First scope on a thread: make its buffer. Returns nullptr if memory is short or the thread is exiting.
-SCOPEPROF_NOINLINE inline thread_buffer* attach_thread() noexcept {
-  if (t_thread_exited) return nullptr;
-  try {
-    auto owned = std::make_unique<thread_buffer>();
-    thread_buffer* b = owned.get();
-    b->os_id = current_os_thread_id();
-    {
-      registry& r = the_registry();
-      std::lock_guard<std::mutex> lock(r.mu);
-      r.threads.reserve(r.threads.size() + 1);
-      b->ordinal = r.next_ordinal++;
-      r.threads.push_back(owned.release());
-    }
-    t_buffer = b;
-    static thread_local thread_exit_guard guard;  // its destructor marks the buffer exited
-    (void)guard;
-    if (thread_hook attach_hook = g_thread_attach_hook.load(std::memory_order_acquire)) attach_hook();
-    return b;
-  } catch (...) {
-    return nullptr;
-  }
-}
-
-inline chunk* take_chunk(registry& r, std::uint32_t capacity) {
-  if (capacity == max_chunk_records) {
-    std::lock_guard<std::mutex> lock(r.pool_mu);
-    if (!r.free_chunks.empty()) {
-      chunk* c = r.free_chunks.back();
-      r.free_chunks.pop_back();
-      return c;
-    }
-  }
-  return new_chunk(capacity);
-}
-
-/// Give a chunk back: full-size ones are kept for reuse (up to a few), the rest are freed.
-inline void return_chunk(registry& r, chunk* c) noexcept {
-  r.allocated_records.fetch_sub(c->capacity, std::memory_order_relaxed);
-  if (c->capacity == max_chunk_records) {
-    std::lock_guard<std::mutex> lock(r.pool_mu);
-    if (r.free_chunks.size() < 64) {
-      try {
-        r.free_chunks.push_back(c);
-        return;
-      } catch (...) {
-      }
-    }
-  }
-  delete_chunk(c);
-}
-
-/// The current chunk is full (or there is none yet): get another one within the global cap.
-SCOPEPROF_NOINLINE inline bool refill(thread_buffer& b) noexcept {
-  registry& r = the_registry();
-  const std::uint64_t epoch = r.alloc_epoch.load(std::memory_order_acquire);
-  if (b.full_epoch == epoch) return false;  // still full: drop without taking a lock
-  const std::uint64_t next_index = b.recorded.load(std::memory_order_relaxed);
-  std::uint32_t capacity = min_chunk_records;
-  while (capacity < max_chunk_records && capacity <= next_index) capacity *= 4;
-  if (capacity > max_chunk_records) capacity = max_chunk_records;
-  const std::uint64_t cap = r.max_records.load(std::memory_order_relaxed);
-  std::uint64_t used = r.allocated_records.load(std::memory_order_relaxed);
-  do {
-    if (used + capacity > cap) {
-      b.full_epoch = epoch;
-      return false;
-    }
-  } while (!r.allocated_records.compare_exchange_weak(used, used + capacity, std::memory_order_relaxed));
-  chunk* c = nullptr;
-  try {
-    c = take_chunk(r, capacity);
-    if (c == nullptr) throw std::bad_alloc();
-    c->first = next_index;
-    std::lock_guard<std::mutex> lock(b.mu);
-    b.chunks.push_back(c);
-    b.cursor = c->records();
-    b.limit = c->records() + c->capacity;
-    return true;
-  } catch (...) {
-    if (c != nullptr) return_chunk(r, c);
-    else r.allocated_records.fetch_sub(capacity, std::memory_order_relaxed);
-    b.full_epoch = epoch;
-    return false;
-  }
-}
-
-constexpr std::uint64_t no_record = ~std::uint64_t{0};
-
-SCOPEPROF_NOINLINE inline std::uint64_t append_slow(thread_buffer& b, const record& rec) noexcept {
-  if (refill(b)) {
-    *b.cursor++ = rec;
-    const std::uint64_t index = b.recorded.load(std::memory_order_relaxed);
-    b.recorded.store(index + 1, std::memory_order_release);
-    return index;
-  }
-  b.dropped.store(b.dropped.load(std::memory_order_relaxed) + 1, std::memory_order_release);
-  return no_record;
-}
-
-/// Store one finished scope and return its index (no_record if dropped); the caller then lowers the
-/// depth (after, so a reader never sees both old).
-SCOPEPROF_ALWAYS_INLINE std::uint64_t append(thread_buffer& b, const record& rec) noexcept {
-  record* c = b.cursor;
-  if (SCOPEPROF_LIKELY(c != b.limit)) {
-    *c = rec;
-    b.cursor = c + 1;
-    const std::uint64_t index = b.recorded.load(std::memory_order_relaxed);
-    b.recorded.store(index + 1, std::memory_order_release);
-    return index;
-  }
-  return append_slow(b, rec);
-}
-
-/// Device records: a cap of their own (each holds two CUDA events until collect() resolves them).
-constexpr std::uint64_t max_device_records = std::uint64_t{1} << 20;
-
-/// Reserve the slot for one device record; nullptr when the cap is reached (the timing is skipped).
-SCOPEPROF_NOINLINE inline device_record* device_slot_slow(thread_buffer& b) noexcept {
-  registry& r = the_registry();
-  if (r.device_records_held.fetch_add(device_chunk::capacity, std::memory_order_relaxed) + device_chunk::capacity >
-      max_device_records) {
-    r.device_records_held.fetch_sub(device_chunk::capacity, std::memory_order_relaxed);
-    return nullptr;
-  }
-  try {
-    auto* c = new device_chunk;
-    c->first = b.device_recorded.load(std::memory_order_relaxed);
-    std::lock_guard<std::mutex> lock(b.mu);
-    b.device_chunks.push_back(c);
-    b.device_cursor = c->records;
-    b.device_limit = c->records + device_chunk::capacity;
-    return b.device_cursor;
-  } catch (...) {
-    r.device_records_held.fetch_sub(device_chunk::capacity, std::memory_order_relaxed);
-    return nullptr;
-  }
-}
-SCOPEPROF_ALWAYS_INLINE device_record* device_slot(thread_buffer& b) noexcept {
-  return b.device_cursor != b.device_limit ? b.device_cursor : device_slot_slow(b);
-}
-/// Publish the slot filled after device_slot().
-SCOPEPROF_ALWAYS_INLINE void device_commit(thread_buffer& b) noexcept {
-  ++b.device_cursor;
-  b.device_recorded.store(b.device_recorded.load(std::memory_order_relaxed) + 1, std::memory_order_release);
-}
-
-inline std::string truncate_name(std::string_view name) {
-  if (name.size() <= max_name_bytes) return std::string(name);
-  std::string cut(utf8_prefix(name, max_name_bytes - 3));
-  cut += "...";
-  return cut;
-}
-
-inline site_info* make_site_locked(registry& r, std::string_view name, const call_site& cs) {
-  auto info = std::make_unique<site_info>();
-  info->name = truncate_name(name);
-  info->file = cs.file ? cs.file : "";
-  info->function = cs.function ? cs.function : "";
-  info->line = cs.line;
-  info->id = static_cast<std::uint32_t>(r.sites.size());
-  info->colour = colour_for_name(info->name);
-  info->host_only = cs.host_only;
-  info->per_thread_stream = cs.per_thread_stream;
-  std::uint32_t every = g_default_device_every.load(std::memory_order_relaxed);
-  if (!r.named_device_every.empty()) {
-    const auto named = r.named_device_every.find(info->name);
-    if (named != r.named_device_every.end()) every = named->second;
-  }
-  info->device_every.store(cs.host_only ? 0u : every, std::memory_order_relaxed);
-  nvtx_register_site(info->nvtx, info->name.c_str(), info->colour);
-  r.sites.push_back(std::move(info));
-  return r.sites.back().get();
-}
-
-/// First entry of a static call site: register it (once; concurrent first entries agree).
-SCOPEPROF_NOINLINE inline site_info* register_site(call_site& cs) noexcept {
-  try {
-    registry& r = the_registry();
-    std::lock_guard<std::mutex> lock(r.mu);
-    site_info* info = cs.info.load(std::memory_order_acquire);
-    if (info == nullptr) {
-      info = make_site_locked(r, cs.name ? std::string_view(cs.name) : std::string_view("(null)"), cs);
-      cs.info.store(info, std::memory_order_release);
-    }
-    return info;
-  } catch (...) {
-    return nullptr;
-  }
-}
-
-SCOPEPROF_NOINLINE inline site_info* register_dynamic_site(call_site& cs, std::string_view name) noexcept {
-  try {
-    registry& r = the_registry();
-    char addr[2 * sizeof(void*) + 4];
-    std::snprintf(addr, sizeof addr, "%p", static_cast<const void*>(&cs));
-    std::string key = addr;
-    key += '\0';
-    key.append(name.data(), name.size());
-    std::lock_guard<std::mutex> lock(r.mu);
-    auto it = r.dynamic_sites.find(key);
-    if (it != r.dynamic_sites.end()) return it->second;
-    site_info* info = make_site_locked(r, name, cs);
-    r.dynamic_sites.emplace(std::move(key), info);
-    return info;
-  } catch (...) {
-    return nullptr;
-  }
-}
-
-inline site_info* lookup_dynamic_site(call_site& cs, std::string_view name) noexcept {
-  thread_buffer* b = t_buffer;
-  if (SCOPEPROF_UNLIKELY(b == nullptr) && (b = attach_thread()) == nullptr) return register_dynamic_site(cs, name);
-  if (SCOPEPROF_UNLIKELY(!b->dynamic_names)) {
-    b->dynamic_names.reset(new (std::nothrow) dynamic_name_cache());
-    if (!b->dynamic_names) return register_dynamic_site(cs, name);
-  }
-  dynamic_name_cache& cache = *b->dynamic_names;
-  const std::uint64_t h = fnv1a(name) ^ (reinterpret_cast<std::uintptr_t>(&cs) * 0x9E3779B97F4A7C15ull);
-  if (!cache.slots.empty()) {
-    const std::size_t mask = cache.slots.size() - 1;
-    for (std::size_t i = h & mask;; i = (i + 1) & mask) {
-      const auto& s = cache.slots[i];
-      if (s.info == nullptr) break;
-      if (s.hash == h && s.cs == &cs &&
-          (s.info->name == name || (name.size() > max_name_bytes && s.info->name == truncate_name(name))))
-        return s.info;
-    }
-  }
-  site_info* info = register_dynamic_site(cs, name);
-  if (info == nullptr) return nullptr;
-  try {
-    if ((cache.used + 1) * 2 > cache.slots.size()) {
-      std::vector<dynamic_name_cache::slot> old;
-      old.swap(cache.slots);
-      cache.slots.assign(old.empty() ? 64 : old.size() * 2, {});
-      const std::size_t mask = cache.slots.size() - 1;
-      for (const auto& s : old)
-        if (s.info != nullptr) {
-          std::size_t i = s.hash & mask;
-          while (cache.slots[i].info != nullptr) i = (i + 1) & mask;
-          cache.slots[i] = s;
-        }
-    }
-    const std::size_t mask = cache.slots.size() - 1;
-    std::size_t i = h & mask;
-    while (cache.slots[i].info != nullptr) i = (i + 1) & mask;
-    cache.slots[i] = {h, &cs, info};
-    ++cache.used;
-  } catch (...) {
-    // The cache is only a shortcut: without it the next entry asks the registry again.
-  }
-  return info;
-}
-
-}  // namespace detail
-SCOPEPROF_NAMESPACE_END
-// ---- end scopeprof/detail/recorder.hpp ----
-// ---- begin scopeprof/runtime.hpp ----
-// scopeprof: start-up, run-time switches, collect() and reset().
-//
-//   scopeprof::set_enabled(false);            // scopes cost one load and a branch from now on
-//   auto r = scopeprof::collect();            // snapshot of every finished scope, all threads
-//   scopeprof::reset();                       // forget what was recorded so far
-//
-// Environment (read once, at the first scope or the first call of this API):
-//   SCOPEPROF=0|1                 start disabled / enabled (default 1)
-//   SCOPEPROF_REPORT=stderr|stdout|PATH   report at normal exit: .csv CSV, .trace.json Chrome trace,
-//                                 .json JSON, anything else the text tables
-//   SCOPEPROF_CLOCK=auto|tsc|steady|cntvct   host clock (default auto: hardware counter where safe)
-//   SCOPEPROF_MAX_RECORDS=N       cap on records held in memory (default 4194304, 24 bytes each)
-//   SCOPEPROF_DEVICE=0|1          device timing from CUDA events (CUDA builds; default 1)
-//   SCOPEPROF_DEVICE_SAMPLE=N     device-time every Nth entry of each call site (default 1: every entry)
-//   SCOPEPROF_DEVICE_WAIT_MS=N    longest collect() waits for a stream's newest event (default 5000)
-//   SCOPEPROF_CUPTI=0|1           CUPTI collector (SCOPEPROF_WITH_CUPTI builds; default 0: CUPTI untouched)
-//   SCOPEPROF_CUPTI_LIBRARY=PATH  the libcupti to load (default: one already loaded, else libcupti.so.13)
-
-// ---- begin scopeprof/backends/cuda_events.hpp ----
-// scopeprof: device time per scope from CUDA events (SCOPEPROF_WITH_CUDA=1), the scope's side.
-//
-// A timed scope records one event when it begins and one when it ends, on its stream. Nothing waits on
-// the hot path: collect() resolves the pairs later, in bulk (cuda_resolve.hpp). Both events are taken
-// from the thread's cache when the scope begins, so any one-time set-up (a device's first use, creating
-// events) happens before the scope's begin time is re-read and is charged to no scope but the ones
-// around it. Streams that are being captured into a CUDA graph get external event-record nodes
-// (cudaEventRecordExternal); their events are never queried while the capture is open and never reused,
-// because every replay of the graph records them again.
-//
-// Errors never reach the program: a failing CUDA call switches device timing off for that device, the
-// reason goes into the report header, and the program's own pending error is left as it was.
-
-// ---- begin scopeprof/backends/cuda_device.hpp ----
-// scopeprof: what device timing keeps per CUDA device and per thread (SCOPEPROF_WITH_CUDA=1): the probe
-// for a usable GPU, a device's private stream and reference events, its pool of free events, and each
-// thread's small cache of events taken from that pool.
-//
-// Events are created in chunks only when the pool is empty; collect() gives resolved ones back, a thread
-// gives its cache back when it exits, and reference events are destroyed once no record needs them, so
-// the events in existence stay bounded by what is in flight plus the caches.
-
-// ---- begin scopeprof/backends/cuda_driver.hpp ----
-// scopeprof: the CUDA calls device timing makes, and how it keeps the program's error state as it was
-// (SCOPEPROF_WITH_CUDA=1).
-//
-// A scope's boundaries call the driver directly, through entry points fetched once via the runtime
-// (nothing links libcuda): cheaper than the runtime wrappers, and driver calls never touch the runtime's
-// per-thread last error, so the hot path needs no error bookkeeping. Where the entry points are missing
-// (a driver or toolkit older than CUDA 12) or the thread has no current context yet, the same steps go
-// through the runtime, which peeks at the pending error first and clears only an error of its own.
-
-
-#if SCOPEPROF_WITH_CUDA
-#include <cuda.h>  // driver API types only: the entry points are fetched through the runtime
-#include <cuda_runtime_api.h>
-
-#include <string>
-
-#if CUDART_VERSION < 11010
-#error "scopeprof's device timing needs the CUDA runtime 11.1 or newer (cudaEventRecordWithFlags); build with SCOPEPROF_WITH_CUDA=0"
-#endif
-
-SCOPEPROF_NAMESPACE_BEGIN
-namespace detail {
-
-/// Keep the program's view of cudaGetLastError as it would be without us: clear an error we caused,
-/// unless the program already had one pending.
-inline void forget_our_error(cudaError_t pending_before) noexcept {
-  if (pending_before == cudaSuccess) (void)cudaGetLastError();
-}
-
-inline std::string cuda_error_text(cudaError_t e) {
-  return std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ")";
-}
-
-/// Errors that mean "this stream or event is not usable here" (a stream of another device or context,
-/// a destroyed stream), as opposed to a device that stopped working.
-inline bool local_error(int code) noexcept {
-  return code == cudaErrorInvalidResourceHandle || code == cudaErrorInvalidValue;
-}
-
-/// The driver calls a device-timed scope makes. Written once by probe_devices(), before device timing
-/// is switched on; `ok` is false when any is missing, and scopes then use the runtime.
-struct driver_calls {
-  using ctx_get_current_fn = CUresult (*)(CUcontext*);
-  using ctx_get_device_fn = CUresult (*)(CUdevice*);
-  using stream_is_capturing_fn = CUresult (*)(CUstream, CUstreamCaptureStatus*);
-  using event_record_fn = CUresult (*)(CUevent, CUstream);
-  using event_record_with_flags_fn = CUresult (*)(CUevent, CUstream, unsigned int);
-  ctx_get_current_fn ctx_get_current = nullptr;
-  ctx_get_device_fn ctx_get_device = nullptr;
-  stream_is_capturing_fn stream_is_capturing = nullptr;
-  event_record_fn event_record = nullptr;
-  event_record_with_flags_fn event_record_with_flags = nullptr;
-  bool ok = false;
-};
-inline driver_calls g_driver;
-
-template <class Fn>
-inline bool driver_entry(const char* symbol, Fn& fn) noexcept {
-  void* p = nullptr;
-  // 12000: the ABI of these calls has been stable since CUDA 12.0; default-stream flags: handle 0 is the
-  // legacy stream, and the per-thread stream is passed explicitly as cudaStreamPerThread.
-#if CUDART_VERSION >= 12050
-  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-  if (cudaGetDriverEntryPointByVersion(symbol, &p, 12000, cudaEnableDefault, &found) != cudaSuccess ||
-      found != cudaDriverEntryPointSuccess || p == nullptr)
-    return false;
-#elif CUDART_VERSION >= 12000
-  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-  if (cudaGetDriverEntryPoint(symbol, &p, cudaEnableDefault, &found) != cudaSuccess ||
-      found != cudaDriverEntryPointSuccess || p == nullptr)
-    return false;
-#else
-  (void)symbol;  // CUDA 11: the runtime path serves (cudaGetDriverEntryPoint has another signature there)
-  (void)fn;
-  (void)p;
-  return false;
-#endif
-  fn = reinterpret_cast<Fn>(p);
-  return true;
-}
-
-inline void load_driver_calls() noexcept {
-  driver_calls c;
-  c.ok = driver_entry("cuCtxGetCurrent", c.ctx_get_current) && driver_entry("cuCtxGetDevice", c.ctx_get_device) &&
-         driver_entry("cuStreamIsCapturing", c.stream_is_capturing) && driver_entry("cuEventRecord", c.event_record) &&
-         driver_entry("cuEventRecordWithFlags", c.event_record_with_flags);
-  if (c.ok) g_driver = c;
-}
-
-/// The calling thread's current context and its device, cached per thread: one driver call (a
-/// thread-local read) in steady state. False when the thread has no current context yet (its first CUDA
-/// call is still to come): asking the driver for its device would then be an error, which tools such as
-/// compute-sanitizer report, so the caller takes the runtime path instead.
-struct thread_context_cache {
-  CUcontext context = nullptr;
-  CUdevice device = -1;
-};
-inline thread_local thread_context_cache t_context_cache;
-
-SCOPEPROF_ALWAYS_INLINE bool current_device(const driver_calls& drv, CUdevice& device) noexcept {
-  CUcontext context = nullptr;
-  if (drv.ctx_get_current(&context) != CUDA_SUCCESS || context == nullptr) return false;
-  thread_context_cache& cache = t_context_cache;
-  if (SCOPEPROF_UNLIKELY(context != cache.context)) {
-    if (drv.ctx_get_device(&cache.device) != CUDA_SUCCESS) {
-      cache.context = nullptr;
-      return false;
-    }
-    cache.context = context;
-  }
-  device = cache.device;
-  return true;
-}
-
-/// One CUDA path for a scope boundary: the driver entry points, or the runtime with the program's pending
-/// error kept (`pending` is what cudaPeekAtLastError said before our first runtime call).
-class boundary_calls {
- public:
-  /// The thread's current device: false if none can be named (the runtime said so with an error).
-  bool device(int& device) noexcept {
-    if (SCOPEPROF_LIKELY(g_driver.ok)) {
-      CUdevice d = -1;
-      if (current_device(g_driver, d)) {
-        device = static_cast<int>(d);
-        return true;
-      }
-    }
-    driver_ = false;
-    pending_ = cudaPeekAtLastError();
-    if (cudaGetDevice(&device) == cudaSuccess) return true;
-    forget_our_error(pending_);
-    return false;
-  }
-
-  /// Is the stream being captured into a graph (then `capture_id` is the capture's id)? False when the
-  /// stream cannot be recorded on now: an error, or a capture that was invalidated.
-  bool capture_state(cudaStream_t stream, unsigned long long& capture_id) noexcept;
-
-  /// Record `ev` on `stream`: an external event-record node in a captured stream. Returns the error code.
-  int record(cudaEvent_t ev, cudaStream_t stream, bool captured) noexcept {
-    if (driver_)
-      return static_cast<int>(captured ? g_driver.event_record_with_flags(ev, stream, CU_EVENT_RECORD_EXTERNAL)
-                                       : g_driver.event_record(ev, stream));
-    const cudaError_t e = captured ? cudaEventRecordWithFlags(ev, stream, cudaEventRecordExternal) : cudaEventRecord(ev, stream);
-    if (e != cudaSuccess) forget_our_error(pending_);
-    return static_cast<int>(e);
-  }
-
-  /// For the scope's end: the runtime only where the driver calls are missing (the context exists by then).
-  static boundary_calls for_end() noexcept {
-    boundary_calls b;
-    if (!g_driver.ok) {
-      b.driver_ = false;
-      b.pending_ = cudaPeekAtLastError();
-    }
-    return b;
-  }
-
- private:
-  bool driver_ = true;
-  cudaError_t pending_ = cudaSuccess;
-};
-
-/// Capture id of a stream being captured (runtime call, only on captured streams). 0 on failure.
-SCOPEPROF_NOINLINE inline unsigned long long capture_id_of(cudaStream_t stream) noexcept {
-  const cudaError_t pending = cudaPeekAtLastError();
-  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  unsigned long long id = 0;
-  if (cudaStreamGetCaptureInfo(stream, &status, &id) != cudaSuccess) {
-    forget_our_error(pending);
-    return 0;
-  }
-  return status == cudaStreamCaptureStatusActive ? id : 0;
-}
-
-inline bool boundary_calls::capture_state(cudaStream_t stream, unsigned long long& capture_id) noexcept {
-  capture_id = 0;
-  if (driver_) {
-    // Also guards the legacy stream: querying it while another stream captures in global mode returns an
-    // error (and records nothing), where recording on it would invalidate that capture.
-    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-    if (g_driver.stream_is_capturing(stream, &status) != CUDA_SUCCESS || status == CU_STREAM_CAPTURE_STATUS_INVALIDATED)
-      return false;
-    return status != CU_STREAM_CAPTURE_STATUS_ACTIVE || (capture_id = capture_id_of(stream)) != 0;
-  }
-  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  unsigned long long id = 0;
-  const cudaError_t e = cudaStreamGetCaptureInfo(stream, &status, &id);
-  if (e != cudaSuccess) {
-    forget_our_error(pending_);
-    return false;
-  }
-  if (status == cudaStreamCaptureStatusInvalidated) return false;
-  capture_id = status == cudaStreamCaptureStatusActive ? id : 0;
-  return true;
-}
-
-}  // namespace detail
-SCOPEPROF_NAMESPACE_END
-
-#endif  // SCOPEPROF_WITH_CUDA
-// ---- end scopeprof/backends/cuda_driver.hpp ----
-// ---- begin scopeprof/detail/bounded_ring.hpp ----
-// scopeprof: a bounded queue that many threads put into and take from without a lock. Each cell carries a
-// sequence number that says whether it is ready to be written or read in the current lap, so a put or a
-// take is one compare-and-swap on the shared position. Used for the per-device pools of free CUDA events:
-// a scope refilling its thread's cache never waits for collect().
-
-
-#include <atomic>
-#include <cstddef>
-#include <memory>
-
-SCOPEPROF_NAMESPACE_BEGIN
-namespace detail {
-
-/// First in, first out; `put` reports full and `take` reports empty instead of waiting. Capacity is a
-/// power of two, fixed at compile time.
-template <class T, std::size_t Capacity>
-class bounded_ring {
-  static_assert(Capacity > 1 && (Capacity & (Capacity - 1)) == 0, "capacity must be a power of two");
-
- public:
-  static constexpr std::size_t capacity = Capacity;
-
-  bounded_ring() : cells_(new cell[Capacity]) {
-    for (std::size_t i = 0; i < Capacity; ++i) cells_[i].seq.store(i, std::memory_order_relaxed);
-  }
-
-  bool put(T value) noexcept {
-    std::size_t pos = tail_.load(std::memory_order_relaxed);
-    for (;;) {
-      cell& c = cells_[pos & (Capacity - 1)];
-      const std::size_t seq = c.seq.load(std::memory_order_acquire);
-      const auto lap = static_cast<std::ptrdiff_t>(seq - pos);
-      if (lap == 0) {
-        if (tail_.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
-          c.value = value;
-          c.seq.store(pos + 1, std::memory_order_release);
-          return true;
-        }
-      } else if (lap < 0) {
-        return false;  // full
-      } else {
-        pos = tail_.load(std::memory_order_relaxed);
-      }
-    }
-  }
-
-  bool take(T& value) noexcept {
-    std::size_t pos = head_.load(std::memory_order_relaxed);
-    for (;;) {
-      cell& c = cells_[pos & (Capacity - 1)];
-      const std::size_t seq = c.seq.load(std::memory_order_acquire);
-      const auto lap = static_cast<std::ptrdiff_t>(seq - (pos + 1));
-      if (lap == 0) {
-        if (head_.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
-          value = c.value;
-          c.seq.store(pos + Capacity, std::memory_order_release);
-          return true;
-        }
-      } else if (lap < 0) {
-        return false;  // empty
-      } else {
-        pos = head_.load(std::memory_order_relaxed);
-      }
-    }
-  }
-
- private:
-  struct cell {
-    std::atomic<std::size_t> seq{0};
-    T value{};
-  };
-  std::unique_ptr<cell[]> cells_;
-  alignas(64) std::atomic<std::size_t> head_{0};
-  alignas(64) std::atomic<std::size_t> tail_{0};
-};
-
-}  // namespace detail
-SCOPEPROF_NAMESPACE_END
-// ---- end scopeprof/detail/bounded_ring.hpp ----
-
-#include <atomic>
-#include <chrono>
-#include <cstdint>
-#include <memory>
-#include <mutex>
+#include <ostream>
 #include <string>
 #include <vector>
 
 SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
-enum : std::uint8_t { device_timing_uninitialised = 0, device_timing_on = 1, device_timing_off = 2 };
-/// Read at every scope entry in CUDA builds (relaxed).
-inline std::atomic<std::uint8_t> g_device_timing{device_timing_uninitialised};
+struct text_table {
+  std::vector<std::string> header;
+  std::vector<bool> left;  // left-aligned columns
+  std::vector<std::vector<std::string>> rows;
 
-#if SCOPEPROF_WITH_CUDA
-
-/// A device's free events: 1 MiB per device used, room for 32768 timed scopes between collects; what
-/// does not fit waits in the device's overflow list.
-using event_pool = bounded_ring<cudaEvent_t, 65536>;
-
-/// An event recorded on the device's otherwise empty private stream, with the host time at which it was
-/// seen complete (an upper bound of its device time): device spans are placed on the host timeline by
-/// their offset from one. `generation` names it in the records of the scopes that began against it.
-struct reference_event {
-  std::uint32_t generation = 0;
-  cudaEvent_t event = nullptr;
-  std::int64_t host_ns = 0;
+  void print(std::ostream& out) const {
+    std::vector<std::size_t> width(header.size(), 0);
+    for (std::size_t c = 0; c < header.size(); ++c) width[c] = display_width(header[c]);
+    for (const auto& r : rows)
+      for (std::size_t c = 0; c < r.size() && c < width.size(); ++c) width[c] = (std::max)(width[c], display_width(r[c]));
+    const auto line = [&](const std::vector<std::string>& cells) {
+      std::string s;
+      for (std::size_t c = 0; c < header.size(); ++c) {
+        const std::string& v = c < cells.size() ? cells[c] : std::string();
+        const std::string pad(width[c] - display_width(v), ' ');
+        if (c) s += "  ";
+        s += left[c] ? v + pad : pad + v;
+      }
+      while (!s.empty() && s.back() == ' ') s.pop_back();
+      out << s << '\n';
+    };
+    line(header);
+    std::size_t total = 0;
+    for (auto w : width) total += w + 2;
+    out << std::string(total > 2 ? total - 2 : 0, '-') << '\n';
+    for (const auto& r : rows) line(r);
+  }
 };
 
-/// Per CUDA device: private stream, reference events, event pool, failure state.
-struct device_context {
-  std::mutex mu;
-  int ordinal = 0;
-  std::atomic<bool> ready{false};
-  std::atomic<bool> failed{false};  // a CUDA error made this device's events unusable
-  std::string failure;              // under mu
-  cudaStream_t private_stream = nullptr;
-  // Oldest first; changed by prepare_device() (before `ready`) and by collect() (serialised) only.
-  std::vector<reference_event> references;
-  std::uint32_t next_generation = 0;
-  std::atomic<std::uint32_t> current_generation{0};  // the newest reference: what new scopes begin against
-  event_pool free_events;
-  std::vector<cudaEvent_t> overflow_events;  // under mu: returned events that found the pool full
-  std::atomic<std::uint64_t> events_created{0};    // pool events (reference events are counted apart)
-  std::atomic<std::uint64_t> events_destroyed{0};
-  std::uint64_t scopes_timed = 0;  // resolved spans, for the report header
-};
+inline std::string na_or_duration(std::uint64_t n, double ns) { return n ? format_duration_ns(ns) : "n/a"; }
 
-struct device_registry {
-  std::mutex mu;
-  bool probed = false;
-  int count = 0;
-  std::string off_reason;  // why device timing is off, when it is
-  std::vector<std::unique_ptr<device_context>> devices;
-  std::atomic<std::uint64_t> skipped{0};  // scopes that wanted device time but did not get it
-  std::uint64_t pending = 0;              // unresolved at the last collect (still running on the GPU)
-  std::uint64_t wait_ms = 5000;           // longest collect() waits for a stream's newest event
-  // Records reset() discarded while their events were still on the GPU: collect() resolves them (so
-  // their events go back to the pool) and then forgets them. Under the registry's collect_mu.
-  std::vector<device_record> retired;
-  // One-time set-up (driver probe, a device's first use, event creation), and the part of it that ran
-  // inside enclosing scopes (host ticks; the scope being entered re-reads its begin time after it).
-  std::atomic<std::int64_t> setup_ns{0};
-  std::atomic<std::uint64_t> setup_in_scopes_ticks{0};
-};
-
-inline device_registry& the_devices() {
-  static device_registry* d = new device_registry();
-  return *d;
+inline std::string ratio_cell(std::int64_t host_ns, std::uint64_t device_calls, std::int64_t device_ns) {
+  if (device_calls == 0 || device_ns <= 0) return "n/a";
+  return format_fixed(static_cast<double>(host_ns) / static_cast<double>(device_ns), 2);
 }
 
-constexpr std::uint32_t event_cache_size = 32;
-struct thread_event_cache {
-  int device = -1;
-  std::uint32_t count = 0;
-  cudaEvent_t events[event_cache_size] = {};
-};
-inline thread_local thread_event_cache t_event_cache;
-
-/// Times one stretch of set-up for the report header.
-class setup_timer {
- public:
-  setup_timer() noexcept : start_(steady_now_ns()) {}
-  ~setup_timer() { the_devices().setup_ns.fetch_add(steady_now_ns() - start_, std::memory_order_relaxed); }
-  setup_timer(const setup_timer&) = delete;
-  setup_timer& operator=(const setup_timer&) = delete;
-
- private:
-  std::int64_t start_;
-};
-
-inline void fail_device(device_context& ctx, const std::string& what, cudaError_t e) noexcept {
-  try {
-    std::lock_guard<std::mutex> lock(ctx.mu);
-    if (!ctx.failed.load(std::memory_order_relaxed)) {
-      ctx.failure = what + ": " + cuda_error_text(e);
-      ctx.failed.store(true, std::memory_order_release);
-      warn("device timing stopped on GPU " + std::to_string(ctx.ordinal) + ": " + ctx.failure);
-    }
-  } catch (...) {
-    ctx.failed.store(true, std::memory_order_release);
-  }
-}
-
-inline void device_thread_attach() noexcept;
-inline void device_thread_exit() noexcept;
-
-/// Is there a usable device at all? Once per process, before the first device-timed scope reads its begin
-/// time. No driver or no GPU: off, with the reason in every report.
-SCOPEPROF_NOINLINE inline void probe_devices() noexcept {
-  device_registry& d = the_devices();
-  try {
-    std::lock_guard<std::mutex> lock(d.mu);
-    if (d.probed) return;
-    d.probed = true;
-    setup_timer timed;
-    const cudaError_t pending = cudaPeekAtLastError();
-    int n = 0;
-    const cudaError_t e = cudaGetDeviceCount(&n);
-    rearm_exit_report();  // the runtime may have registered its own teardown just now
-    if (e != cudaSuccess || n <= 0) {
-      forget_our_error(pending);
-      d.off_reason = e != cudaSuccess ? "n/a (no usable CUDA device: " + cuda_error_text(e) + ")" : "n/a (no CUDA device)";
-      g_device_timing.store(device_timing_off, std::memory_order_release);
-      return;
-    }
-    load_driver_calls();
-    forget_our_error(pending);
-    d.count = n;
-    for (int i = 0; i < n; ++i) {
-      d.devices.push_back(std::make_unique<device_context>());
-      d.devices.back()->ordinal = i;
-    }
-    g_thread_attach_hook.store(&device_thread_attach, std::memory_order_release);
-    g_thread_exit_hook.store(&device_thread_exit, std::memory_order_release);
-    g_device_timing.store(device_timing_on, std::memory_order_release);
-  } catch (...) {
-    g_device_timing.store(device_timing_off, std::memory_order_release);
-  }
-}
-
-/// Record a new reference event on the private stream (the calling thread's current device must be the
-/// context's) and wait, briefly, to see it complete: the stream is empty and non-blocking, so it waits
-/// for none of the program's work.
-inline cudaError_t add_reference(device_context& ctx) noexcept {
-  cudaEvent_t ev = nullptr;
-  cudaError_t e = cudaEventCreate(&ev);
-  if (e == cudaSuccess) e = cudaEventRecord(ev, ctx.private_stream);
-  if (e == cudaSuccess) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while ((e = cudaEventQuery(ev)) == cudaErrorNotReady && std::chrono::steady_clock::now() < deadline) {
-    }
-  }
-  if (e != cudaSuccess) {
-    if (ev != nullptr) cudaEventDestroy(ev);
-    return e;
-  }
-  try {
-    const std::uint32_t generation = ctx.next_generation++;
-    ctx.references.push_back({generation, ev, steady_now_ns()});
-    ctx.current_generation.store(generation, std::memory_order_release);
-  } catch (...) {
-    cudaEventDestroy(ev);
-    return cudaErrorMemoryAllocation;
-  }
-  return cudaSuccess;
-}
-
-/// First use of a device: private stream and first reference event.
-SCOPEPROF_NOINLINE inline bool prepare_device(device_context& ctx) noexcept {
-  setup_timer timed;
-  std::lock_guard<std::mutex> lock(ctx.mu);
-  if (ctx.ready.load(std::memory_order_acquire) || ctx.failed.load(std::memory_order_relaxed))
-    return ctx.ready.load(std::memory_order_relaxed);
-  const cudaError_t pending = cudaPeekAtLastError();
-  cudaError_t e = cudaStreamCreateWithFlags(&ctx.private_stream, cudaStreamNonBlocking);
-  if (e == cudaSuccess) e = add_reference(ctx);
-  if (e != cudaSuccess) {
-    forget_our_error(pending);
-    try {
-      ctx.failure = "could not set up device timing: " + cuda_error_text(e);
-    } catch (...) {
-    }
-    ctx.failed.store(true, std::memory_order_release);
-    return false;
-  }
-  ctx.ready.store(true, std::memory_order_release);
-  return true;
-}
-
-/// The device's context, prepared on first use (`prepared_now` says so); nullptr if it cannot be used.
-inline device_context* context_for(int device, bool& prepared_now) noexcept {
-  device_registry& d = the_devices();
-  if (device < 0 || device >= d.count) return nullptr;
-  device_context* ctx = d.devices[static_cast<std::size_t>(device)].get();
-  if (SCOPEPROF_UNLIKELY(!ctx->ready.load(std::memory_order_acquire))) {
-    prepared_now = true;
-    if (!prepare_device(*ctx)) return nullptr;
-  }
-  return ctx->failed.load(std::memory_order_acquire) ? nullptr : ctx;
-}
-
-inline void destroy_event(device_context& ctx, cudaEvent_t ev) noexcept {
-  const cudaError_t pending = cudaPeekAtLastError();
-  if (cudaEventDestroy(ev) != cudaSuccess) forget_our_error(pending);
-  ctx.events_destroyed.fetch_add(1, std::memory_order_relaxed);
-}
-
-/// Return an event to its device's pool (to the overflow list if the pool is full; destroyed if even
-/// that fails).
-inline void pool_event(device_context& ctx, cudaEvent_t ev) noexcept {
-  if (ctx.free_events.put(ev)) return;
-  try {
-    std::lock_guard<std::mutex> lock(ctx.mu);
-    ctx.overflow_events.push_back(ev);
-    return;
-  } catch (...) {
-  }
-  destroy_event(ctx, ev);
-}
-
-/// Return a thread's cached events to their device pool.
-inline void flush_event_cache(thread_event_cache& cache) noexcept {
-  if (cache.count != 0 && cache.device >= 0) {
-    device_context* ctx = the_devices().devices[static_cast<std::size_t>(cache.device)].get();
-    for (std::uint32_t i = 0; i < cache.count; ++i) pool_event(*ctx, cache.events[i]);
-  }
-  cache.count = 0;
-}
-
-/// Make a chunk of events on the context's device (the calling thread may have another one current).
-inline void create_events(thread_event_cache& cache, device_context& ctx) noexcept {
-  setup_timer timed;
-  const cudaError_t pending = cudaPeekAtLastError();
-  int current = -1;
-  const bool switch_device = cudaGetDevice(&current) == cudaSuccess && current != ctx.ordinal;
-  if (switch_device && cudaSetDevice(ctx.ordinal) != cudaSuccess) {
-    forget_our_error(pending);
+/// The text report of `rep`: tree view, flat view, kernel summary, notes.
+inline void print_tables(const report& rep, std::ostream& out) {
+  out << "scopeprof report: " << rep.counts().recorded << " scopes recorded";
+  if (rep.counts().dropped) out << ", " << rep.counts().dropped << " DROPPED (record buffer full; see SCOPEPROF_MAX_RECORDS)";
+  if (rep.counts().in_flight) out << ", " << rep.counts().in_flight << " still open (not in the tables)";
+  out << ", " << rep.threads().size() << " thread" << (rep.threads().size() == 1 ? "" : "s") << "\n";
+  out << "  host time:   " << rep.sources().host << "\n";
+  out << "  device time: " << rep.sources().device << "\n";
+  out << "  CUPTI:       " << rep.sources().cupti << "\n";
+  out << "  torch:       " << rep.sources().torch << "\n";
+  if (!rep.warnings().empty()) out << rep.warnings();
+  if (rep.instances().empty()) {
+    out << "(no finished scopes)\n";
     return;
   }
-  while (cache.count < event_cache_size) {
-    cudaEvent_t ev = nullptr;
-    if (cudaEventCreate(&ev) != cudaSuccess) break;
-    cache.events[cache.count++] = ev;
-    ctx.events_created.fetch_add(1, std::memory_order_relaxed);
-  }
-  if (switch_device) cudaSetDevice(current);
-  forget_our_error(pending);
-}
 
-/// Refill the thread's cache from the device pool (lock-free); only when the pool is empty, create a chunk
-/// of events (not a steady state: collect() gives resolved events back). `created` says if it had to.
-SCOPEPROF_NOINLINE inline bool refill_event_cache(thread_event_cache& cache, device_context& ctx, bool& created) noexcept {
-  if (cache.device != ctx.ordinal) {
-    flush_event_cache(cache);
-    cache.device = ctx.ordinal;
+  out << "\nCall tree (all threads merged; Host/Dev = host total / device span):\n";
+  // The CUPTI columns appear only when CUPTI evidence is valid; otherwise the header line says why.
+  const bool cupti = rep.sources().cupti_valid;
+  text_table tree{{"Scope", "Calls", "Host total", "Host self", "Dev span", "Dev self", "Host/Dev"},
+                  {true, false, false, false, false, false, false},
+                  {}};
+  if (cupti) {
+    tree.header.insert(tree.header.end(), {"Dev busy", "Kernels"});
+    tree.left.insert(tree.left.end(), {false, false});
   }
-  while (cache.count < event_cache_size && ctx.free_events.take(cache.events[cache.count])) ++cache.count;
-  if (cache.count > 0) return true;
-  // The pool is empty: more than its capacity is in flight, or the events are still to be created.
-  try {
-    std::lock_guard<std::mutex> lock(ctx.mu);
-    while (cache.count < event_cache_size && !ctx.overflow_events.empty()) {
-      cache.events[cache.count++] = ctx.overflow_events.back();
-      ctx.overflow_events.pop_back();
+  for (const auto& t : rep.tree()) {
+    std::string name(2 * t.depth, ' ');
+    name += display_name(t.name);
+    tree.rows.push_back({name, std::to_string(t.calls), format_duration_ns(static_cast<double>(t.host_total_ns)),
+                         format_duration_ns(static_cast<double>(t.host_self_ns)),
+                         na_or_duration(t.device_calls, static_cast<double>(t.device_total_ns)),
+                         na_or_duration(t.device_calls, static_cast<double>(t.device_self_ns)),
+                         ratio_cell(t.host_total_ns, t.device_calls, t.device_total_ns)});
+    if (cupti) {
+      tree.rows.back().push_back(format_duration_ns(static_cast<double>(t.device_busy_ns)));
+      tree.rows.back().push_back(std::to_string(t.kernels));
     }
-  } catch (...) {
   }
-  if (cache.count > 0) return true;
-  created = true;
-  create_events(cache, ctx);
-  return cache.count > 0;
+  tree.print(out);
+
+  out << "\nBy name (Avg/Med/Min/Max/StdDev of host total per call; Time % = share of all host self time):\n";
+  text_table flat{{"Name", "Calls", "Host total", "Host self", "Avg", "Med", "Min", "Max", "StdDev", "Time %",
+                   "Dev span", "Dev self", "Dev avg", "Dev med", "Host/Dev"},
+                  {true, false, false, false, false, false, false, false, false, false, false, false, false, false, false},
+                  {}};
+  if (cupti) {
+    flat.header.insert(flat.header.end(), {"Dev busy", "Busy self", "Kernels"});
+    flat.left.insert(flat.left.end(), {false, false, false});
+  }
+  for (const auto& f : rep.flat()) {
+    const std::string dev_span = f.device_calls ? format_duration_ns(static_cast<double>(f.device_total_ns))
+                                                : device_status_text(0, f.device_captured, f.device_invalid);
+    flat.rows.push_back({display_name(f.name), std::to_string(f.calls),
+                         format_duration_ns(static_cast<double>(f.host_total_ns)),
+                         format_duration_ns(static_cast<double>(f.host_self_ns)), format_duration_ns(f.host.mean),
+                         format_duration_ns(f.host.median), format_duration_ns(static_cast<double>(f.host.min)),
+                         format_duration_ns(static_cast<double>(f.host.max)), format_duration_ns(f.host.stddev),
+                         format_fixed(f.host_time_pct, 1), dev_span,
+                         na_or_duration(f.device_calls, static_cast<double>(f.device_self_ns)),
+                         na_or_duration(f.device_calls, f.device.mean), na_or_duration(f.device_calls, f.device.median),
+                         ratio_cell(f.host_total_ns, f.device_calls, f.device_total_ns)});
+    if (cupti) {
+      flat.rows.back().push_back(format_duration_ns(static_cast<double>(f.device_busy_ns)));
+      flat.rows.back().push_back(format_duration_ns(static_cast<double>(f.device_busy_self_ns)));
+      flat.rows.back().push_back(std::to_string(f.kernels));
+    }
+  }
+  flat.print(out);
+  if (cupti) {
+    out << "\nKernels by scope (CUPTI; Time % = share of all kernel time; Avg/Med/Min/Max/StdDev per instance;\n"
+           "names demangled and cut at 100 characters as Nsight Systems does; the JSON report keeps them whole and mangled):\n";
+    if (rep.kernel_summary().empty()) {
+      out << "(no kernels)\n";
+    } else {
+      text_table kern{{"Time %", "Total Time", "Instances", "Avg", "Med", "Min", "Max", "StdDev", "Scope", "Name"},
+                      {false, false, false, false, false, false, false, false, true, true},
+                      {}};
+      for (const auto& k : rep.kernel_summary())
+        kern.rows.push_back({format_fixed(k.time_pct, 1), format_duration_ns(static_cast<double>(k.time.sum)),
+                             std::to_string(k.time.count), format_duration_ns(k.time.mean),
+                             format_duration_ns(k.time.median), format_duration_ns(static_cast<double>(k.time.min)),
+                             format_duration_ns(static_cast<double>(k.time.max)), format_duration_ns(k.time.stddev),
+                             display_name(k.scope), clip_to_width(display_name(k.kernel))});
+      kern.print(out);
+    }
+  }
+  out << "\nNote: totals are inclusive. Do not add up the totals of nested rows: a parent's total already\n"
+         "contains its children. Self columns and Time % can be added. Host time is CPU time spent inside the\n"
+         "scope (mostly launching asynchronous work); device span is GPU time between the scope's boundaries\n"
+         "on its stream. They are different quantities and are never summed.\n";
+  if (cupti)
+    out << "Dev busy is the summed duration of the kernels, copies and memsets launched inside the scope (CUPTI);\n"
+           "it can exceed the span when work overlaps or runs on other streams.\n";
+  if (rep.orphan_count())
+    out << "Note: " << rep.orphan_count()
+        << " scopes whose parent was still open (or dropped) when the report was taken are shown at top level.\n";
 }
-
-inline cudaEvent_t take_event(device_context& ctx, bool& created) noexcept {
-  thread_event_cache& cache = t_event_cache;
-  if (SCOPEPROF_UNLIKELY(cache.device != ctx.ordinal || cache.count == 0) && !refill_event_cache(cache, ctx, created))
-    return nullptr;
-  return cache.events[--cache.count];
-}
-
-inline void give_back_event(cudaEvent_t ev, int device) noexcept {
-  thread_event_cache& cache = t_event_cache;
-  if (cache.device == device && cache.count < event_cache_size) cache.events[cache.count++] = ev;
-  else pool_event(*the_devices().devices[static_cast<std::size_t>(device)], ev);
-}
-
-/// A thread's first scope, before its begin time is read: if the thread already has a CUDA context, set up
-/// its device and fill its event cache now, so that no scope carries that one-time cost.
-inline void device_thread_attach() noexcept {
-  if (g_device_timing.load(std::memory_order_acquire) != device_timing_on || !g_driver.ok) return;
-  CUdevice device = -1;
-  if (!current_device(g_driver, device)) return;  // no context yet: its first CUDA call is still to come
-  bool prepared_now = false, created = false;
-  device_context* ctx = context_for(static_cast<int>(device), prepared_now);
-  if (ctx == nullptr) return;
-  thread_event_cache& cache = t_event_cache;
-  if (cache.device != ctx->ordinal || cache.count == 0) refill_event_cache(cache, *ctx, created);
-}
-
-/// A thread's exit: its cached events go back to the pool.
-inline void device_thread_exit() noexcept { flush_event_cache(t_event_cache); }
-
-/// Events of one device: pool events created and destroyed (created - destroyed exist now: in the pool,
-/// in threads' caches or in flight) and the reference events held (counted apart).
-struct device_event_census {
-  std::uint64_t created = 0;
-  std::uint64_t destroyed = 0;
-  std::size_t references = 0;
-};
-
-/// For tests and the report header. Call with no collect() running.
-inline device_event_census event_census(int device) noexcept {
-  device_registry& d = the_devices();
-  device_event_census c;
-  if (device < 0 || device >= d.count) return c;
-  device_context& ctx = *d.devices[static_cast<std::size_t>(device)];
-  c.created = ctx.events_created.load(std::memory_order_relaxed);
-  c.destroyed = ctx.events_destroyed.load(std::memory_order_relaxed);
-  c.references = ctx.references.size();
-  return c;
-}
-
-#endif  // SCOPEPROF_WITH_CUDA
 
 }  // namespace detail
 SCOPEPROF_NAMESPACE_END
-// ---- end scopeprof/backends/cuda_device.hpp ----
-// ---- begin scopeprof/backends/torch.hpp ----
-// scopeprof: LibTorch backend (SCOPEPROF_WITH_TORCH=1).
-//
-// Each scope opens an at::RecordFunction with RecordScope::USER_SCOPE, so the torch profiler shows it as a
-// user_annotation (and, with CUDA activity, a gpu_user_annotation over the kernels it launched), but only
-// while someone listens: with no RecordFunction callback registered for USER_SCOPE the scope pays one call
-// to at::getStepCallbacksUnlessEmpty (a thread-local read and an atomic version check) and nothing else: no
-// lock, no allocation. The RecordFunction lives inside the scope object (it can be neither copied nor moved).
-//
-// CUDA builds whose LibTorch has CUDA (SCOPEPROF_TORCH_CUDA=1, set by the CMake target) time a scope with no
-// stream named on torch's current CUDA stream, like the work torch launches inside it.
+// ---- end scopeprof/format/table.hpp ----
 
-
-#if SCOPEPROF_ENABLED && SCOPEPROF_WITH_TORCH
-#include <ATen/record_function.h>
-
-#include <optional>
-#include <utility>
-
-// torch's current CUDA stream: needs LibTorch built with CUDA (libc10_cuda), which the header alone does not
-// prove (Debian's CPU-only libtorch-dev ships c10/cuda/ headers without the library); the CMake target says.
-#if SCOPEPROF_TORCH_CUDA
-#include <c10/cuda/CUDAStream.h>
-#endif
-#endif
+#include <ostream>
+#include <sstream>
+#include <string>
 
 SCOPEPROF_NAMESPACE_BEGIN
-namespace detail {
 
-#if SCOPEPROF_ENABLED && SCOPEPROF_WITH_TORCH
-/// Per-scope state of the torch backend (lives inside scopeprof::scope).
-struct torch_scope {
-  SCOPEPROF_ALWAYS_INLINE void enter(const site_info& site) noexcept {
-    // The listener check is the whole cost when nobody listens; the rest stays out of line.
-    auto callbacks = at::getStepCallbacksUnlessEmpty(at::RecordScope::USER_SCOPE);
-    if (SCOPEPROF_UNLIKELY(callbacks.has_value())) open(std::move(*callbacks), site);
-  }
+SCOPEPROF_API void report::print(std::ostream& out) const { detail::print_tables(*this, out); }
 
-  SCOPEPROF_ALWAYS_INLINE void leave() noexcept {
-    if (SCOPEPROF_UNLIKELY(record_.has_value())) close();
-  }
-
- private:
-  // The name is the site's own string: site_info objects live as long as the process (the registry is
-  // never destroyed), so the pointer handed to torch stays valid whatever torch keeps.
-  SCOPEPROF_NOINLINE void open(at::StepCallbacks&& callbacks, const site_info& site) noexcept {
-    try {
-      record_.emplace(std::move(callbacks));
-      if (record_->isActive()) record_->before(site.name.c_str());
-    } catch (...) {
-      // A throwing observer must not reach user code: the scope goes on without its torch entry.
-      record_.reset();
-    }
-  }
-
-  SCOPEPROF_NOINLINE void close() noexcept {
-    try {
-      record_->end();  // runs the end callbacks now, inside the host scope
-    } catch (...) {
-    }
-    try {
-      record_.reset();
-    } catch (...) {
-    }
-  }
-
-  std::optional<at::RecordFunction> record_;
-};
-
-#if SCOPEPROF_TORCH_CUDA && SCOPEPROF_WITH_CUDA
-/// torch's current CUDA stream on `device` (nullptr if torch cannot say). Asked only when a scope names no
-/// stream and is about to be device-timed (after sampling), with the device already known, so torch
-/// need not look it up.
-SCOPEPROF_NOINLINE inline cudaStream_t torch_current_stream(int device) noexcept {
-  try {
-    return c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(device)).stream();
-  } catch (...) {
-    return nullptr;
-  }
-}
-#endif
-
-/// What the report's evidence line says about the torch backend in this build.
-inline const char* torch_evidence_text() noexcept {
-  return "RecordFunction USER_SCOPE entries while a torch profiler listens (SCOPEPROF_WITH_TORCH=1)";
-}
-#else
-inline const char* torch_evidence_text() noexcept { return "not built (SCOPEPROF_WITH_TORCH=0)"; }
-#endif
-
-}  // namespace detail
-SCOPEPROF_NAMESPACE_END
-// ---- end scopeprof/backends/torch.hpp ----
-
-#include <atomic>
-#include <cstdint>
-
-SCOPEPROF_NAMESPACE_BEGIN
-namespace detail {
-
-#if SCOPEPROF_WITH_CUDA
-
-/// What a timed scope holds between its two boundaries.
-struct device_scope {
-  cudaEvent_t begin = nullptr;  // null: this instance is not device-timed
-  cudaEvent_t end = nullptr;    // taken with the begin event, recorded at the end
-  cudaStream_t stream = nullptr;
-  unsigned long long capture_id = 0;  // non-zero: recorded into a graph being captured
-  int device = -1;
-  std::uint32_t generation = 0;  // the reference event current when the scope began
-};
-
-/// The stream a scope without one is timed on: torch's current stream on `device` in builds with
-/// LibTorch's CUDA part, else the default stream of the scope's own translation unit (legacy, or
-/// per-thread when that TU is built with --default-stream per-thread).
-SCOPEPROF_ALWAYS_INLINE cudaStream_t default_stream_policy(cudaStream_t stream, int device, bool per_thread) noexcept {
-  if (stream != nullptr) return stream;
-#if SCOPEPROF_TORCH_CUDA
-  if (cudaStream_t t = torch_current_stream(device)) return t;
-#else
-  (void)device;
-#endif
-  return per_thread ? cudaStreamPerThread : nullptr;
+SCOPEPROF_API std::string report::to_string() const {
+  std::ostringstream s;
+  detail::print_tables(*this, s);
+  return s.str();
 }
 
-inline void note_skipped() noexcept { the_devices().skipped.fetch_add(1, std::memory_order_relaxed); }
-
-/// One-time set-up just ran inside the scope being entered: its begin time is read again, after the
-/// set-up, and time the scopes around it carry is counted for the report header.
-SCOPEPROF_NOINLINE inline std::uint64_t begin_after_setup(std::uint64_t begin_ticks) noexcept {
-  const std::uint64_t now = read_ticks();
-  const thread_buffer* b = t_buffer;
-  if (b != nullptr && b->depth.load(std::memory_order_relaxed) > 1)
-    the_devices().setup_in_scopes_ticks.fetch_add(now - begin_ticks, std::memory_order_relaxed);
-  return now;
+SCOPEPROF_API std::string report::csv() const {
+  detail::string_sink sink;
+  detail::serialize_csv(*this, sink);
+  return sink.take();
 }
 
-/// Scope entry, after the host begin time: decide (sampling), take both events, record the begin event.
-/// Never waits. Steady state: three driver calls (current context, capture status, event record).
-SCOPEPROF_NOINLINE inline void device_begin(device_scope& s, site_info& site, cudaStream_t stream,
-                                            std::uint64_t& begin_ticks) noexcept {
-  bool setup = false;
-  if (SCOPEPROF_UNLIKELY(g_device_timing.load(std::memory_order_acquire) == device_timing_uninitialised)) {
-    probe_devices();
-    setup = true;
-  }
-  if (g_device_timing.load(std::memory_order_relaxed) != device_timing_on) return;
-  const std::uint32_t every = site.device_every.load(std::memory_order_relaxed);
-  if (every == 0) return;
-  if (every > 1 && site.device_entries.fetch_add(1, std::memory_order_relaxed) % every != 0) return;
-  boundary_calls calls;
-  int device = -1;
-  if (!calls.device(device)) return note_skipped();
-  device_context* ctx = context_for(device, setup);
-  if (ctx == nullptr) return note_skipped();
-  stream = default_stream_policy(stream, device, site.per_thread_stream);
-  unsigned long long capture_id = 0;
-  if (!calls.capture_state(stream, capture_id)) return note_skipped();
-  cudaEvent_t begin = take_event(*ctx, setup);
-  cudaEvent_t end = begin != nullptr ? take_event(*ctx, setup) : nullptr;
-  if (end == nullptr) {
-    if (begin != nullptr) give_back_event(begin, device);
-    return note_skipped();
-  }
-  if (SCOPEPROF_UNLIKELY(setup)) begin_ticks = begin_after_setup(begin_ticks);
-  const int code = calls.record(begin, stream, capture_id != 0);
-  if (code != 0) {
-    give_back_event(begin, device);
-    give_back_event(end, device);
-    // CUresult and cudaError_t share their codes for these errors.
-    if (!local_error(code)) fail_device(*ctx, "cuEventRecord", static_cast<cudaError_t>(code));
-    return note_skipped();
-  }
-  s.begin = begin;
-  s.end = end;
-  s.stream = stream;
-  s.capture_id = capture_id;
-  s.device = device;
-  s.generation = ctx->current_generation.load(std::memory_order_acquire);
+SCOPEPROF_API write_result report::write_csv(const std::string& path) const {
+  return detail::write_to_file(path, "CSV report", [this](detail::output_sink& sink) { detail::serialize_csv(*this, sink); });
 }
 
-/// Scope exit, before the host end time is read: record the end event. Returns it (null on failure).
-SCOPEPROF_NOINLINE inline cudaEvent_t device_end(device_scope& s) noexcept {
-  device_context& ctx = *the_devices().devices[static_cast<std::size_t>(s.device)];
-  int code = -1;
-  if (!ctx.failed.load(std::memory_order_relaxed)) {
-    boundary_calls calls = boundary_calls::for_end();
-    code = calls.record(s.end, s.stream, s.capture_id != 0);
-    if (code != 0 && !local_error(code)) fail_device(ctx, "cuEventRecord", static_cast<cudaError_t>(code));
-  }
-  if (code == 0) return s.end;
-  give_back_event(s.end, s.device);
-  if (s.capture_id == 0) give_back_event(s.begin, s.device);  // (a captured one may still be recorded by replays)
-  note_skipped();
-  return nullptr;
+SCOPEPROF_API std::string report::json() const {
+  detail::string_sink sink;
+  detail::serialize_json(*this, sink);
+  return sink.take();
 }
 
-/// After the host record is stored: keep the event pair for collect().
-SCOPEPROF_NOINLINE inline void device_store(thread_buffer& b, const device_scope& s, cudaEvent_t end_event,
-                                            std::uint64_t host_index) noexcept {
-  device_record* slot = device_slot(b);
-  if (slot == nullptr) {
-    if (s.capture_id == 0) {
-      give_back_event(s.begin, s.device);
-      give_back_event(end_event, s.device);
-    }
-    the_registry().device_records_skipped.fetch_add(1, std::memory_order_relaxed);
-    return;
-  }
-  slot->host_index = host_index;
-  slot->begin_event = s.begin;
-  slot->end_event = end_event;
-  slot->stream = s.stream;
-  slot->capture_id = s.capture_id;
-  slot->device = s.device;
-  slot->reference = s.generation;
-  slot->state = dev_pending;
-  device_commit(b);
+SCOPEPROF_API write_result report::write_json(const std::string& path) const {
+  return detail::write_to_file(path, "JSON report", [this](detail::output_sink& sink) { detail::serialize_json(*this, sink); });
 }
 
-#endif  // SCOPEPROF_WITH_CUDA
+SCOPEPROF_API std::string report::chrome_trace() const {
+  detail::string_sink sink;
+  detail::serialize_chrome_trace(*this, sink);
+  return sink.take();
+}
 
-}  // namespace detail
-
-/// @brief Switch device timing on or off for every scope (CUDA builds; a no-op otherwise).
-inline void set_device_timing(bool on) noexcept {
-#if SCOPEPROF_WITH_CUDA
-  if (!on) {
-    detail::g_device_timing.store(detail::device_timing_off, std::memory_order_release);
-    return;
-  }
-  detail::device_registry& d = detail::the_devices();
-  std::lock_guard<std::mutex> lock(d.mu);
-  if (d.off_reason.empty())
-    detail::g_device_timing.store(d.probed ? detail::device_timing_on : detail::device_timing_uninitialised,
-                                  std::memory_order_release);
-#else
-  (void)on;
-#endif
+SCOPEPROF_API write_result report::write_chrome_trace(const std::string& path) const {
+  return detail::write_to_file(path, "Chrome trace",
+                               [this](detail::output_sink& sink) { detail::serialize_chrome_trace(*this, sink); });
 }
 
 SCOPEPROF_NAMESPACE_END
-// ---- end scopeprof/backends/cuda_events.hpp ----
+// ---- end scopeprof/impl/writers.hpp ----
+// ---- begin scopeprof/impl/runtime.hpp ----
+// scopeprof: start-up, the run-time switches, collect(), reset() and the report at exit: the runtime's
+// cold code, declared in runtime.hpp.
+
 // ---- begin scopeprof/backends/cuda_resolve.hpp ----
 // scopeprof: turning recorded CUDA event pairs into device spans on the host timeline, at collect() time
 // (SCOPEPROF_WITH_CUDA=1). One bounded wait per stream for its newest event, then cudaEventElapsedTime for
@@ -3643,988 +5426,6 @@ inline void retire_device_records(const std::vector<device_record*>&) noexcept {
 }  // namespace detail
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/backends/cuda_resolve.hpp ----
-// ---- begin scopeprof/backends/cupti.hpp ----
-// scopeprof: CUPTI collector (SCOPEPROF_WITH_CUPTI=1): every kernel, memcpy and memset a scope launched,
-// attributed to the innermost scope through CUPTI external correlation (kind CUSTOM2; Kineto uses CUSTOM0
-// and CUSTOM1).
-//
-//   scopeprof::set_cupti(true);     // or SCOPEPROF_CUPTI=1; off by default: scopeprof never touches CUPTI
-//   ... scopes launching kernels ...
-//   auto r = scopeprof::collect();  // device busy and kernel counts per scope, kernel summary
-//   scopeprof::set_cupti(false);    // release CUPTI, so a later torch profiler or Nsight run can have it
-//
-// libcupti is loaded at run time (dlopen: a copy already in the process first, e.g. the torch wheel's, then
-// libcupti.so.13 and libcupti.so; SCOPEPROF_CUPTI_LIBRARY=PATH overrides), so only the CUPTI headers are
-// needed to build. CUPTI allows one subscriber per process: scopeprof subscribes first, and if another tool
-// holds CUPTI (Nsight Systems, Nsight Compute, compute-sanitizer, a torch profiler session) it collects
-// nothing and every report says "withheld" with the cause. A probe (a 4-byte memset on a private stream,
-// tagged with its own external id) at the start and at every collect() checks that records still arrive;
-// when they stop (another collector re-registered CUPTI's process-wide buffers) the CUPTI data is marked
-// invalid instead of giving partial sums.
-
-// ---- begin scopeprof/detail/activity.hpp ----
-// scopeprof: CUPTI activity records as the collector keeps them, and their attribution to scopes. Plain
-// data and pure functions (no CUPTI header), so the logic is tested on machines without a GPU.
-
-
-#include <cstdint>
-#include <iterator>
-#include <string>
-#include <string_view>
-#include <unordered_map>
-#include <vector>
-
-SCOPEPROF_NAMESPACE_BEGIN
-namespace detail {
-
-/// One kernel, memcpy or memset as received, times already on the host timeline (steady_clock ns).
-struct activity_entry {
-  activity_kind kind = activity_kind::kernel;
-  std::uint32_t correlation = 0;  // CUDA API correlation id (for a graph's kernels: the graph launch's)
-  std::int32_t device = -1;
-  std::uint32_t stream = 0;
-  std::uint32_t graph = 0;
-  std::int64_t begin_ns = 0;
-  std::int64_t end_ns = 0;
-  std::uint32_t name = 0;  // index into activity_log::names()
-};
-
-enum class attribute_result { attributed, outside, ignore };
-
-struct attribution {
-  std::uint64_t kernels = 0;  // attributed or not, probe records excluded
-  std::uint64_t copies = 0;
-  std::uint64_t outside = 0;  // launched outside any recorded scope (or its scope was dropped / discarded)
-};
-
-struct probe_check {
-  bool correlation_seen = false;
-  bool memset_seen = false;
-};
-
-/// Records received since the last reset(), with kernel names interned and the external ids (CUSTOM2)
-/// of the CUDA API calls that launched them.
-class activity_log {
- public:
-  std::uint32_t intern(std::string_view name) {
-    auto it = name_ids_.find(std::string(name));
-    if (it != name_ids_.end()) return it->second;
-    const auto id = static_cast<std::uint32_t>(names_.size());
-    names_.emplace_back(name);
-    name_ids_.emplace(names_.back(), id);
-    return id;
-  }
-  void add(const activity_entry& e) { entries_.push_back(e); }
-  void correlate(std::uint32_t correlation, std::uint64_t external) { external_of_[correlation] = external; }
-
-  const std::vector<std::string>& names() const noexcept { return names_; }
-  const std::vector<activity_entry>& entries() const noexcept { return entries_; }
-
-  /// Did the probe tagged `external` come back: its external-correlation record, and a memset (received
-  /// after record `from`) with the same correlation id?
-  probe_check check_probe(std::uint64_t external, std::size_t from) const {
-    probe_check r;
-    std::uint32_t correlation = 0;
-    for (const auto& [corr, ext] : external_of_)
-      if (ext == external) {
-        r.correlation_seen = true;
-        correlation = corr;
-        break;
-      }
-    for (std::size_t i = from; i < entries_.size(); ++i)
-      if (entries_[i].kind == activity_kind::memset && (!r.correlation_seen || entries_[i].correlation == correlation)) {
-        r.memset_seen = true;
-        break;
-      }
-    return r;
-  }
-
-  /// Attribute every record: `place(external, thread, record)` says where the scope with this external id
-  /// is in the snapshot. Appends to `out` and returns the counts.
-  template <class Place>
-  attribution attribute(Place&& place, std::vector<raw_activity>& out) const {
-    attribution a;
-    out.reserve(out.size() + entries_.size());
-    for (const auto& e : entries_) {
-      raw_activity r;
-      r.kind = e.kind;
-      r.name = e.name;
-      r.device = e.device;
-      r.stream = e.stream;
-      r.graph = e.graph;
-      r.begin_ns = e.begin_ns;
-      r.end_ns = e.end_ns;
-      attribute_result where = attribute_result::outside;
-      const auto it = external_of_.find(e.correlation);
-      if (it != external_of_.end()) where = place(it->second, r.thread, r.record);
-      if (where == attribute_result::ignore) continue;
-      if (where == attribute_result::outside) {
-        r.thread = -1;
-        r.record = -1;
-        ++a.outside;
-      }
-      if (e.kind == activity_kind::kernel) ++a.kernels;
-      else ++a.copies;
-      out.push_back(r);
-    }
-    return a;
-  }
-
-  /// Forget records whose external id `finished(external)` says belongs to a finished scope, and every
-  /// record launched outside a scope; kernels of scopes still open stay for the report that has them.
-  template <class Finished>
-  void discard_if(Finished&& finished) {
-    std::vector<activity_entry> kept;
-    for (const auto& e : entries_) {
-      const auto it = external_of_.find(e.correlation);
-      if (it != external_of_.end() && !finished(it->second)) kept.push_back(e);
-    }
-    entries_.swap(kept);
-    for (auto it = external_of_.begin(); it != external_of_.end();)
-      it = finished(it->second) ? external_of_.erase(it) : std::next(it);
-  }
-
- private:
-  std::vector<std::string> names_;
-  std::unordered_map<std::string, std::uint32_t> name_ids_;
-  std::vector<activity_entry> entries_;
-  std::unordered_map<std::uint32_t, std::uint64_t> external_of_;
-};
-
-}  // namespace detail
-SCOPEPROF_NAMESPACE_END
-// ---- end scopeprof/detail/activity.hpp ----
-
-#include <algorithm>
-#include <atomic>
-#include <cstdint>
-#include <functional>
-#include <string>
-#include <utility>
-#include <vector>
-
-#if SCOPEPROF_ENABLED && SCOPEPROF_WITH_CUPTI
-#include <cupti_activity.h>
-#include <cupti_callbacks.h>
-#include <cupti_version.h>
-#include <dlfcn.h>
-
-#include <new>
-
-// Records are read through the oldest layouts that carry every field used (CUDA 11.0's Kernel5, Memcpy4
-// and Memset3): later versions only append fields, so these offsets hold for the records of any newer
-// libcupti as well (checked against CUDA 13.0's Kernel10, Memcpy6 and Memset4).
-#if CUPTI_API_VERSION < 13
-#error "scopeprof's CUPTI collector needs CUPTI from CUDA 11.0 or newer; build with SCOPEPROF_WITH_CUPTI=0"
-#endif
-// cuptiSubscribe_v2 (it names the tool that holds CUPTI) exists in newer CUPTI only.
-#if defined(CUpti_SubscriberParams_STRUCT_SIZE)
-#define SCOPEPROF_CUPTI_SUBSCRIBE_V2 1
-#else
-#define SCOPEPROF_CUPTI_SUBSCRIBE_V2 0
-#endif
-
-#include <chrono>
-#include <cstdlib>
-#include <memory>
-#include <mutex>
-#include <unordered_map>
-#endif
-
-SCOPEPROF_NAMESPACE_BEGIN
-namespace detail {
-
-/// Set by scopeprof::torch_profile once a torch profiler session with CUDA activity has started in this
-/// process: Kineto keeps CUPTI from then on, which names the holder when the collector is withheld.
-inline std::atomic<bool> g_kineto_cuda_started{false};
-
-#if SCOPEPROF_ENABLED && SCOPEPROF_WITH_CUPTI
-
-/// Read at every scope entry (relaxed): non-zero while the collector is on.
-inline std::atomic<std::uint8_t> g_cupti_on{0};
-
-/// One finished scope's external id (its sequence number on its thread) and its host record index.
-struct cupti_pair {
-  std::uint64_t seq;
-  std::uint64_t host_index;
-};
-struct cupti_pair_chunk {
-  static constexpr std::uint32_t capacity = 2048;
-  std::uint64_t first = 0;
-  cupti_pair pairs[capacity];
-};
-
-/// Per thread: the pairs its scopes stored (owner appends, collect() reads up to `published`).
-struct cupti_thread {
-  thread_buffer* owner = nullptr;
-  std::uint32_t slot = 0;
-  std::uint64_t next_seq = 0;  // owner only
-  cupti_pair* cursor = nullptr;
-  cupti_pair* limit = nullptr;
-  std::atomic<std::uint64_t> published{0};
-  std::mutex mu;  // chunks and floor
-  std::vector<cupti_pair_chunk*> chunks;
-  std::uint64_t floor = 0;  // pairs before this were discarded by reset()
-};
-inline thread_local cupti_thread* t_cupti = nullptr;
-
-constexpr unsigned cupti_seq_bits = 40;
-constexpr std::uint64_t cupti_seq_mask = (std::uint64_t{1} << cupti_seq_bits) - 1;
-constexpr std::uint64_t cupti_probe_slot = (std::uint64_t{1} << (64 - cupti_seq_bits)) - 1;  // ids of the probe
-
-/// The CUPTI entry points scopeprof uses, resolved with dlsym.
-struct cupti_api {
-  decltype(&cuptiSubscribe) subscribe = nullptr;
-#if SCOPEPROF_CUPTI_SUBSCRIBE_V2
-  decltype(&cuptiSubscribe_v2) subscribe_v2 = nullptr;  // optional: names the tool that holds CUPTI
-#endif
-  decltype(&cuptiUnsubscribe) unsubscribe = nullptr;
-  decltype(&cuptiActivityEnable) enable = nullptr;
-  decltype(&cuptiActivityDisable) disable = nullptr;
-  decltype(&cuptiActivityRegisterCallbacks) register_callbacks = nullptr;
-  decltype(&cuptiActivityGetNextRecord) next_record = nullptr;
-  decltype(&cuptiActivityFlushAll) flush_all = nullptr;
-  decltype(&cuptiActivityGetNumDroppedRecords) dropped_records = nullptr;
-  decltype(&cuptiActivityPushExternalCorrelationId) push = nullptr;
-  decltype(&cuptiActivityPopExternalCorrelationId) pop = nullptr;
-  decltype(&cuptiGetResultString) result_string = nullptr;
-  decltype(&cuptiGetTimestamp) timestamp = nullptr;
-};
-
-enum class cupti_state : std::uint8_t {
-  never,        // never switched on: scopeprof has not touched CUPTI
-  active,       // collecting
-  released,     // switched off after collecting: the data collected stays valid
-  withheld,     // another tool holds CUPTI
-  unavailable,  // library, symbols, driver or privileges missing
-  invalid,      // records were lost mid-run
-};
-
-struct cupti_collector {
-  std::mutex mu;  // everything below except where noted; never held while calling into CUPTI's flush
-  std::once_flag load_once;
-  void* library = nullptr;
-  std::string library_path;
-  std::string load_error;
-  cupti_api api;
-  std::atomic<bool> api_ready{false};
-
-  cupti_state state = cupti_state::never;
-  std::string reason;  // for withheld / unavailable / invalid
-  bool subscribed = false;
-  CUpti_SubscriberHandle subscriber = nullptr;
-  bool callbacks_registered = false;
-  std::vector<CUpti_ActivityKind> kinds;  // enabled by us
-  bool api_records = false;               // runtime/driver kinds enabled as a correlation fallback
-  bool warned = false;
-
-  activity_log log;  // records received (buffer-completed callback)
-  std::atomic<std::int64_t> clock_offset_ns{0};  // steady_clock ns - CUPTI timestamp ns
-  std::atomic<std::uint64_t> dropped{0};          // records CUPTI dropped (buffers full)
-  std::uint64_t dropped_floor = 0;
-  std::atomic<std::uint64_t> buffers_completed{0};
-
-  std::mutex pool_mu;
-  std::vector<std::uint8_t*> free_buffers;
-
-  std::vector<std::unique_ptr<cupti_thread>> threads;  // by slot
-
-  std::mutex probe_mu;  // one probe at a time (collect(), set_cupti() may race); taken before mu
-  std::uint64_t next_probe = 0;
-#if SCOPEPROF_WITH_CUDA
-  int probe_device = -1;
-  void* probe_buffer = nullptr;
-  cudaStream_t probe_stream = nullptr;
-#endif
-};
-
-/// Created on first use and never destroyed: CUPTI may deliver buffers until the process ends.
-inline cupti_collector& the_cupti() {
-  static cupti_collector* c = new cupti_collector();
-  return *c;
-}
-
-constexpr std::size_t cupti_buffer_bytes = std::size_t{4} << 20;
-
-inline std::string cupti_result_text(const cupti_api& api, CUptiResult r) {
-  const char* s = nullptr;
-  if (api.result_string != nullptr && api.result_string(r, &s) == CUPTI_SUCCESS && s != nullptr)
-    return std::string(s) + " (" + std::to_string(static_cast<int>(r)) + ")";
-  return "CUPTI error " + std::to_string(static_cast<int>(r));
-}
-
-// ---- callbacks (CUPTI's threads, or the thread calling cuptiActivityFlushAll) ----
-
-inline void CUPTIAPI cupti_subscriber_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
-
-inline void CUPTIAPI cupti_buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) {
-  cupti_collector& c = the_cupti();
-  std::uint8_t* b = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(c.pool_mu);
-    if (!c.free_buffers.empty()) {
-      b = c.free_buffers.back();
-      c.free_buffers.pop_back();
-    }
-  }
-  if (b == nullptr) b = static_cast<std::uint8_t*>(::operator new(cupti_buffer_bytes, std::align_val_t{8}, std::nothrow));
-  *buffer = b;
-  *size = b != nullptr ? cupti_buffer_bytes : 0;
-  *max_records = 0;
-}
-
-inline std::uint32_t memcpy_name(activity_log& log, std::uint8_t copy_kind) {
-  switch (copy_kind) {
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return log.intern("[CUDA memcpy HtoD]");
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return log.intern("[CUDA memcpy DtoH]");
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return log.intern("[CUDA memcpy DtoD]");
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return log.intern("[CUDA memcpy HtoH]");
-    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return log.intern("[CUDA memcpy PtoP]");
-    default: return log.intern("[CUDA memcpy]");
-  }
-}
-
-inline void CUPTIAPI cupti_buffer_completed(CUcontext context, std::uint32_t stream, std::uint8_t* buffer, std::size_t,
-                                            std::size_t valid) {
-  cupti_collector& c = the_cupti();
-  if (buffer == nullptr) return;
-  c.buffers_completed.fetch_add(1, std::memory_order_relaxed);
-  const std::int64_t offset = c.clock_offset_ns.load(std::memory_order_relaxed);
-  const auto host = [offset](std::uint64_t t) { return static_cast<std::int64_t>(t) + offset; };
-  try {
-    std::lock_guard<std::mutex> lock(c.mu);
-    CUpti_Activity* rec = nullptr;
-    while (c.api.next_record(buffer, valid, &rec) == CUPTI_SUCCESS) {
-      activity_entry e;
-      switch (rec->kind) {
-        case CUPTI_ACTIVITY_KIND_KERNEL:
-        case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
-          const auto* k = reinterpret_cast<const CUpti_ActivityKernel5*>(rec);
-          e = {activity_kind::kernel, k->correlationId, static_cast<std::int32_t>(k->deviceId), k->streamId, k->graphId,
-               host(k->start), host(k->end), c.log.intern(k->name != nullptr ? k->name : "(unnamed kernel)")};
-          c.log.add(e);
-          break;
-        }
-        case CUPTI_ACTIVITY_KIND_MEMCPY: {
-          const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy4*>(rec);
-          e = {activity_kind::memcpy, m->correlationId, static_cast<std::int32_t>(m->deviceId), m->streamId, m->graphId,
-               host(m->start), host(m->end), memcpy_name(c.log, m->copyKind)};
-          c.log.add(e);
-          break;
-        }
-        case CUPTI_ACTIVITY_KIND_MEMSET: {
-          const auto* m = reinterpret_cast<const CUpti_ActivityMemset3*>(rec);
-          e = {activity_kind::memset, m->correlationId, static_cast<std::int32_t>(m->deviceId), m->streamId, m->graphId,
-               host(m->start), host(m->end), c.log.intern("[CUDA memset]")};
-          c.log.add(e);
-          break;
-        }
-        case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
-          const auto* x = reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(rec);
-          if (x->externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2) c.log.correlate(x->correlationId, x->externalId);
-          break;
-        }
-        default: break;  // runtime/driver API records (correlation fallback) carry nothing we report
-      }
-    }
-  } catch (...) {
-    // Out of memory while storing: count the buffer's records as lost.
-    c.dropped.fetch_add(1, std::memory_order_relaxed);
-  }
-  std::size_t dropped = 0;
-  if (c.api.dropped_records(context, stream, &dropped) == CUPTI_SUCCESS && dropped != 0)
-    c.dropped.fetch_add(dropped, std::memory_order_relaxed);
-  std::lock_guard<std::mutex> lock(c.pool_mu);
-  try {
-    c.free_buffers.push_back(buffer);
-  } catch (...) {
-    ::operator delete(buffer, std::align_val_t{8});
-  }
-}
-
-// ---- loading ----
-
-inline void cupti_load(cupti_collector& c) {
-  std::string wanted;
-  if (const char* v = std::getenv("SCOPEPROF_CUPTI_LIBRARY")) wanted = v;
-  void* h = nullptr;
-  if (!wanted.empty()) {
-    h = ::dlopen(wanted.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (h == nullptr) {
-      const char* e = ::dlerror();
-      c.load_error = "SCOPEPROF_CUPTI_LIBRARY=" + wanted + " could not be loaded: " + (e ? e : "dlopen failed");
-      return;
-    }
-    c.library_path = wanted;
-  } else {
-    // A libcupti already in the process (the torch wheel's, say) first: two copies would fight.
-    for (const char* name : {"libcupti.so.13", "libcupti.so", "libcupti.so.12"}) {
-      h = ::dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-      if (h != nullptr) {
-        c.library_path = std::string(name) + " (already loaded)";
-        break;
-      }
-    }
-    for (const char* name : {"libcupti.so.13", "libcupti.so"}) {
-      if (h != nullptr) break;
-      h = ::dlopen(name, RTLD_NOW | RTLD_LOCAL);
-      if (h != nullptr) c.library_path = name;
-    }
-    if (h == nullptr) {
-      const char* e = ::dlerror();
-      c.load_error = std::string("libcupti not found (tried libcupti.so.13, libcupti.so; set SCOPEPROF_CUPTI_LIBRARY): ") +
-                     (e ? e : "dlopen failed");
-      return;
-    }
-  }
-  c.library = h;
-  std::string missing;
-  const auto sym = [&](auto& fn, const char* name, bool required) {
-    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(::dlsym(h, name));
-    if (fn == nullptr && required) missing += missing.empty() ? name : std::string(", ") + name;
-  };
-  cupti_api& a = c.api;
-  sym(a.subscribe, "cuptiSubscribe", true);
-#if SCOPEPROF_CUPTI_SUBSCRIBE_V2
-  sym(a.subscribe_v2, "cuptiSubscribe_v2", false);
-#endif
-  sym(a.unsubscribe, "cuptiUnsubscribe", true);
-  sym(a.enable, "cuptiActivityEnable", true);
-  sym(a.disable, "cuptiActivityDisable", true);
-  sym(a.register_callbacks, "cuptiActivityRegisterCallbacks", true);
-  sym(a.next_record, "cuptiActivityGetNextRecord", true);
-  sym(a.flush_all, "cuptiActivityFlushAll", true);
-  sym(a.dropped_records, "cuptiActivityGetNumDroppedRecords", true);
-  sym(a.push, "cuptiActivityPushExternalCorrelationId", true);
-  sym(a.pop, "cuptiActivityPopExternalCorrelationId", true);
-  sym(a.result_string, "cuptiGetResultString", true);
-  sym(a.timestamp, "cuptiGetTimestamp", true);
-  if (!missing.empty()) {
-    c.load_error = c.library_path + " lacks " + missing;
-    return;
-  }
-  c.api_ready.store(true, std::memory_order_release);
-}
-
-/// steady_clock minus CUPTI's clock, from the tightest of a few bracketed reads.
-inline void cupti_sync_clock(cupti_collector& c) noexcept {
-  std::int64_t best_gap = INT64_MAX, offset = 0;
-  for (int i = 0; i < 5; ++i) {
-    const std::int64_t a = steady_now_ns();
-    std::uint64_t t = 0;
-    if (c.api.timestamp(&t) != CUPTI_SUCCESS) return;
-    const std::int64_t b = steady_now_ns();
-    if (b - a < best_gap) {
-      best_gap = b - a;
-      offset = a + (b - a) / 2 - static_cast<std::int64_t>(t);
-    }
-  }
-  c.clock_offset_ns.store(offset, std::memory_order_relaxed);
-}
-
-// ---- the probe: are records still reaching us? ----
-
-enum class probe_result { ok, no_records, no_correlation, not_run };
-
-/// Under no lock. Runs a tagged 4-byte memset on a private stream, waits for it, flushes, and looks for
-/// its memset record and its external-correlation record.
-inline probe_result cupti_probe(cupti_collector& c, std::string& why) noexcept {
-#if SCOPEPROF_WITH_CUDA
-  std::lock_guard<std::mutex> serial(c.probe_mu);
-  const cudaError_t pending = cudaPeekAtLastError();
-  int device = -1;
-  if (cudaGetDevice(&device) != cudaSuccess) {
-    forget_our_error(pending);
-    why = "no current CUDA device";
-    return probe_result::not_run;
-  }
-  if (c.probe_device != device) {  // first probe on this device (collect() runs one thread at a time)
-    if (c.probe_stream != nullptr) {
-      cudaStreamDestroy(c.probe_stream);
-      c.probe_stream = nullptr;
-    }
-    if (c.probe_buffer != nullptr) {
-      cudaFree(c.probe_buffer);
-      c.probe_buffer = nullptr;
-    }
-    c.probe_device = -1;
-    cudaError_t e = cudaMalloc(&c.probe_buffer, 4);
-    if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&c.probe_stream, cudaStreamNonBlocking);
-    if (e != cudaSuccess) {
-      forget_our_error(pending);
-      why = "could not set up the probe: " + cuda_error_text(e);
-      return probe_result::not_run;
-    }
-    c.probe_device = device;
-  }
-  std::uint64_t id;
-  std::size_t from;
-  {
-    std::lock_guard<std::mutex> lock(c.mu);
-    id = (cupti_probe_slot << cupti_seq_bits) | (c.next_probe++ & cupti_seq_mask);
-    from = c.log.entries().size();
-  }
-  if (c.api.push(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, id) != CUPTI_SUCCESS) {
-    why = "cuptiActivityPushExternalCorrelationId failed";
-    return probe_result::no_correlation;
-  }
-  cudaError_t e = cudaMemsetAsync(c.probe_buffer, 0, 4, c.probe_stream);
-  std::uint64_t last = 0;
-  c.api.pop(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, &last);
-  if (e == cudaSuccess) e = cudaStreamSynchronize(c.probe_stream);
-  if (e != cudaSuccess) {
-    forget_our_error(pending);
-    why = "probe memset failed: " + cuda_error_text(e);
-    return probe_result::not_run;
-  }
-  c.api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  try {
-    std::lock_guard<std::mutex> lock(c.mu);
-    const probe_check pc = c.log.check_probe(id, (std::min)(from, c.log.entries().size()));
-    if (!pc.memset_seen) {
-      why = "CUPTI stopped delivering records to scopeprof (another collector, such as a torch profiler session, "
-            "took over CUPTI's activity buffers or disabled its record kinds)";
-      return probe_result::no_records;
-    }
-    if (!pc.correlation_seen) {
-      why = "CUPTI delivered no external-correlation record for the probe";
-      return probe_result::no_correlation;
-    }
-  } catch (...) {
-    why = "out of memory";
-    return probe_result::not_run;
-  }
-  return probe_result::ok;
-#else
-  (void)c;
-  why = "built without CUDA events (SCOPEPROF_WITH_CUDA=0): lost records cannot be detected";
-  return probe_result::not_run;
-#endif
-}
-
-// ---- switching on and off (cold; under c.mu except where noted) ----
-
-inline void cupti_disable_kinds_locked(cupti_collector& c) noexcept {
-  for (auto k : c.kinds) c.api.disable(k);
-  c.kinds.clear();
-  c.api_records = false;
-}
-
-inline void cupti_unsubscribe_locked(cupti_collector& c) noexcept {
-  if (c.subscribed) c.api.unsubscribe(c.subscriber);
-  c.subscribed = false;
-  c.subscriber = nullptr;
-}
-
-/// Disable our kinds and unsubscribe with c.mu NOT held (CUPTI may deliver buffers, which takes c.mu,
-/// while it disables kinds).
-inline void cupti_release(cupti_collector& c) noexcept {
-  std::vector<CUpti_ActivityKind> kinds;
-  CUpti_SubscriberHandle subscriber = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(c.mu);
-    kinds.swap(c.kinds);
-    c.api_records = false;
-    if (c.subscribed) subscriber = c.subscriber;
-    c.subscribed = false;
-    c.subscriber = nullptr;
-  }
-  for (auto k : kinds) c.api.disable(k);
-  if (subscriber != nullptr) c.api.unsubscribe(subscriber);
-}
-
-inline void cupti_set_state_locked(cupti_collector& c, cupti_state s, std::string reason) {
-  c.state = s;
-  c.reason = std::move(reason);
-  if ((s == cupti_state::withheld || s == cupti_state::unavailable || s == cupti_state::invalid) && !c.warned) {
-    c.warned = true;
-    warn(std::string("CUPTI collector ") + (s == cupti_state::withheld ? "withheld: " : s == cupti_state::invalid ? "invalid: " : "unavailable: ") +
-         c.reason);
-  }
-}
-
-inline bool cupti_enable_kind_locked(cupti_collector& c, CUpti_ActivityKind k, std::string& why) {
-  const CUptiResult r = c.api.enable(k);
-  if (r != CUPTI_SUCCESS) {
-    why = "cuptiActivityEnable(" + std::to_string(static_cast<int>(k)) + ") failed: " + cupti_result_text(c.api, r);
-    return false;
-  }
-  c.kinds.push_back(k);
-  return true;
-}
-
-SCOPEPROF_NOINLINE inline void cupti_start() noexcept {
-  cupti_collector& c = the_cupti();
-  struct rearm_at_return {  // the start-up probe may be the process's first CUDA runtime call
-    ~rearm_at_return() { rearm_exit_report(); }
-  } rearm;
-  try {
-    std::call_once(c.load_once, [&] { cupti_load(c); });
-    std::unique_lock<std::mutex> lock(c.mu);
-    if (c.state == cupti_state::active) return;
-    if (!c.api_ready.load(std::memory_order_acquire)) {
-      cupti_set_state_locked(c, cupti_state::unavailable, c.load_error);
-      return;
-    }
-    // Claim the subscriber slot first: it is how CUPTI tells us another tool is collecting.
-    CUptiResult r;
-    char holder[128] = {};
-#if SCOPEPROF_CUPTI_SUBSCRIBE_V2
-    static_assert(sizeof holder >= CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN, "room for the holder's name");
-    if (c.api.subscribe_v2 != nullptr) {
-      CUpti_SubscriberParams p{};
-      p.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
-      p.subscriberName = "scopeprof";
-      p.oldSubscriberName = holder;
-      p.oldSubscriberSize = sizeof holder;
-      r = c.api.subscribe_v2(&c.subscriber, &cupti_subscriber_callback, nullptr, &p);
-    } else
-#endif
-    {
-      r = c.api.subscribe(&c.subscriber, &cupti_subscriber_callback, nullptr);
-    }
-    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-      holder[sizeof holder - 1] = '\0';
-      // A holder that subscribed without a name (Kineto does) is reported by CUPTI as "... <not provided>".
-      std::string name = holder;
-      if (name.find("not provided") != std::string::npos) name.clear();
-      if (name.empty() && g_kineto_cuda_started.load())
-        name = "a torch profiler session with CUDA activity ran in this process, and Kineto keeps CUPTI until the process ends";
-      cupti_set_state_locked(c, cupti_state::withheld,
-                             std::string("CUPTI is held by another tool") + (name.empty() ? std::string() : " (" + name + ")") +
-                                 " (cuptiSubscribe: " + cupti_result_text(c.api, r) +
-                                 "; Nsight Systems, Nsight Compute, compute-sanitizer, cuda-gdb and torch profiler sessions hold it)");
-      return;
-    }
-    if (r != CUPTI_SUCCESS) {
-      std::string why = "cuptiSubscribe failed: " + cupti_result_text(c.api, r);
-      if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) why += " (insufficient privileges)";
-      else if (r == CUPTI_ERROR_UNKNOWN || r == CUPTI_ERROR_NOT_INITIALIZED) why += " (no usable CUDA driver?)";
-      cupti_set_state_locked(c, cupti_state::unavailable, why);
-      return;
-    }
-    c.subscribed = true;
-    cupti_sync_clock(c);
-    // Register on every start: the buffer callbacks are process-wide, and a tool that held CUPTI since our
-    // last start (a torch profiler session, say) may have put its own in place. If a second registration is
-    // refused, the start-up probe below finds out where the records go.
-    r = c.api.register_callbacks(&cupti_buffer_requested, &cupti_buffer_completed);
-    if (r != CUPTI_SUCCESS && !c.callbacks_registered) {
-      cupti_unsubscribe_locked(c);
-      cupti_set_state_locked(c, cupti_state::unavailable, "cuptiActivityRegisterCallbacks failed: " + cupti_result_text(c.api, r));
-      return;
-    }
-    c.callbacks_registered = true;
-    std::string why;
-    for (auto k : {CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-                   CUPTI_ACTIVITY_KIND_MEMSET})
-      if (!cupti_enable_kind_locked(c, k, why)) {
-        cupti_disable_kinds_locked(c);
-        cupti_unsubscribe_locked(c);
-        if (why.find("INSUFFICIENT_PRIVILEGES") != std::string::npos) why += " (insufficient privileges)";
-        cupti_set_state_locked(c, cupti_state::unavailable, why);
-        return;
-      }
-    c.state = cupti_state::active;
-    c.reason.clear();
-    lock.unlock();
-    // Check the path end to end once. If CUPTI delivers the memset but no external correlation for it,
-    // it may want API records to correlate: switch those on and look again.
-    probe_result p = cupti_probe(c, why);
-    if (p == probe_result::no_correlation) {
-      lock.lock();
-      std::string why2;
-      c.api_records = cupti_enable_kind_locked(c, CUPTI_ACTIVITY_KIND_RUNTIME, why2) &&
-                      cupti_enable_kind_locked(c, CUPTI_ACTIVITY_KIND_DRIVER, why2);
-      lock.unlock();
-      p = cupti_probe(c, why);
-    }
-    if (p == probe_result::no_records || p == probe_result::no_correlation) {
-      cupti_release(c);
-      lock.lock();
-      cupti_set_state_locked(c, cupti_state::unavailable, "start-up check failed: " + why);
-      return;
-    }
-    g_cupti_on.store(1, std::memory_order_release);
-  } catch (...) {
-    warn("CUPTI collector: could not start (out of memory)");
-  }
-}
-
-/// Stop collecting and give CUPTI back: flush what is pending, disable our record kinds, unsubscribe.
-SCOPEPROF_NOINLINE inline void cupti_stop() noexcept {
-  cupti_collector& c = the_cupti();
-  g_cupti_on.store(0, std::memory_order_release);
-  if (!c.api_ready.load(std::memory_order_acquire)) return;
-  try {
-    {
-      std::lock_guard<std::mutex> lock(c.mu);
-      if (c.state != cupti_state::active) return;
-    }
-    std::string why;
-    const probe_result p = cupti_probe(c, why);  // also flushes
-    if (p == probe_result::not_run) c.api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    cupti_release(c);
-    std::lock_guard<std::mutex> lock(c.mu);
-    if (p == probe_result::no_records || p == probe_result::no_correlation) cupti_set_state_locked(c, cupti_state::invalid, why);
-    else if (c.state == cupti_state::active) c.state = cupti_state::released;
-  } catch (...) {
-  }
-}
-
-// ---- the hot path ----
-
-SCOPEPROF_NOINLINE inline cupti_thread* cupti_attach(thread_buffer& b) noexcept {
-  cupti_collector& c = the_cupti();
-  try {
-    auto t = std::make_unique<cupti_thread>();
-    t->owner = &b;
-    std::lock_guard<std::mutex> lock(c.mu);
-    if (c.threads.size() + 1 >= cupti_probe_slot) return nullptr;
-    t->slot = static_cast<std::uint32_t>(c.threads.size());
-    c.threads.push_back(std::move(t));
-    t_cupti = c.threads.back().get();
-    return t_cupti;
-  } catch (...) {
-    return nullptr;
-  }
-}
-
-/// Push this scope's external id; returns it, or 0 when nothing was pushed.
-SCOPEPROF_NOINLINE inline std::uint64_t cupti_push(thread_buffer& b) noexcept {
-  cupti_collector& c = the_cupti();
-  if (!c.api_ready.load(std::memory_order_acquire)) return 0;
-  cupti_thread* t = t_cupti;
-  if (SCOPEPROF_UNLIKELY(t == nullptr) && (t = cupti_attach(b)) == nullptr) return 0;
-  const std::uint64_t id = (std::uint64_t{t->slot + 1u} << cupti_seq_bits) | (t->next_seq++ & cupti_seq_mask);
-  return c.api.push(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, id) == CUPTI_SUCCESS ? id : 0;
-}
-
-SCOPEPROF_NOINLINE inline void cupti_pop(std::uint64_t id) noexcept {
-  cupti_thread* t = t_cupti;
-  if (t == nullptr || (id >> cupti_seq_bits) != t->slot + 1u) return;  // ended on another thread: not ours to pop
-  std::uint64_t last = 0;
-  the_cupti().api.pop(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, &last);
-}
-
-SCOPEPROF_NOINLINE inline bool cupti_refill(cupti_thread& t) noexcept {
-  try {
-    auto* ch = new cupti_pair_chunk;
-    ch->first = t.published.load(std::memory_order_relaxed);
-    std::lock_guard<std::mutex> lock(t.mu);
-    t.chunks.push_back(ch);
-    t.cursor = ch->pairs;
-    t.limit = ch->pairs + cupti_pair_chunk::capacity;
-    return true;
-  } catch (...) {
-    return false;
-  }
-}
-
-/// Remember which host record the external id belongs to (after the host record got its index).
-SCOPEPROF_ALWAYS_INLINE void cupti_store(std::uint64_t id, std::uint64_t host_index) noexcept {
-  cupti_thread* t = t_cupti;
-  if (t == nullptr || (id >> cupti_seq_bits) != t->slot + 1u) return;
-  if (SCOPEPROF_UNLIKELY(t->cursor == t->limit) && !cupti_refill(*t)) return;  // unattributed: its kernels count as such
-  *t->cursor++ = {id & cupti_seq_mask, host_index};
-  t->published.store(t->published.load(std::memory_order_relaxed) + 1, std::memory_order_release);
-}
-
-/// Per-scope state of the CUPTI collector (lives inside scopeprof::scope). Off: one relaxed load and a branch.
-struct cupti_scope {
-  std::uint64_t id = 0;  // 0: nothing pushed
-  SCOPEPROF_ALWAYS_INLINE void enter(thread_buffer& b, const site_info&) noexcept {
-    if (SCOPEPROF_UNLIKELY(g_cupti_on.load(std::memory_order_relaxed) != 0)) id = cupti_push(b);
-  }
-  SCOPEPROF_ALWAYS_INLINE void leave() noexcept {
-    if (SCOPEPROF_UNLIKELY(id != 0)) cupti_pop(id);
-  }
-  SCOPEPROF_ALWAYS_INLINE void store(thread_buffer&, std::uint64_t host_index) noexcept {
-    if (SCOPEPROF_UNLIKELY(id != 0)) cupti_store(id, host_index);
-  }
-};
-
-// ---- collect() and reset() ----
-
-inline std::string cupti_evidence_locked(const cupti_collector& c, bool& valid, std::uint64_t kernels,
-                                         std::uint64_t copies, std::uint64_t unattributed) {
-  valid = false;
-  switch (c.state) {
-    case cupti_state::never:
-      return "off (scopeprof::set_cupti(true) or SCOPEPROF_CUPTI=1 collects kernels per scope)";
-    case cupti_state::withheld: return "withheld: " + c.reason;
-    case cupti_state::unavailable: return "unavailable: " + c.reason;
-    case cupti_state::invalid: return "invalid: " + c.reason + "; no CUPTI figures are reported for this run";
-    default: break;
-  }
-  const std::uint64_t dropped = c.dropped.load(std::memory_order_relaxed) - c.dropped_floor;
-  if (dropped != 0)
-    return "invalid: CUPTI dropped " + std::to_string(dropped) +
-           " activity records (its buffers were full); no CUPTI figures are reported for this run";
-  valid = true;
-  std::string s = std::to_string(kernels) + " kernels and " + std::to_string(copies) + " copies/memsets from " +
-                  c.library_path + ", attributed by external correlation (CUSTOM2)";
-  if (unattributed) s += "; " + std::to_string(unattributed) + " launched outside any recorded scope";
-  if (c.api_records) s += "; runtime/driver API records on (correlation fallback)";
-  if (c.state == cupti_state::released) s += "; collection stopped, CUPTI released";
-  return s;
-}
-
-/// collect(): flush, check, attribute. `ranges[t]` = {floor, recorded} of registry thread t, which is
-/// raw.threads[t]. Called with the registry mutex held.
-inline void cupti_collect(raw_snapshot& raw, const std::vector<thread_buffer*>& threads,
-                          const std::vector<std::pair<std::uint64_t, std::uint64_t>>& ranges) {
-  cupti_collector& c = the_cupti();
-  bool active;
-  {
-    std::lock_guard<std::mutex> lock(c.mu);
-    active = c.state == cupti_state::active;
-  }
-  if (active) {
-    cupti_sync_clock(c);
-    std::string why;
-    const probe_result p = cupti_probe(c, why);  // flushes
-    if (p == probe_result::not_run) c.api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    if (p == probe_result::no_records || p == probe_result::no_correlation) {
-      g_cupti_on.store(0, std::memory_order_release);
-      cupti_release(c);
-      std::lock_guard<std::mutex> lock(c.mu);
-      cupti_set_state_locked(c, cupti_state::invalid, why);
-    }
-  }
-  std::lock_guard<std::mutex> lock(c.mu);
-  bool valid = false;
-  if (c.state == cupti_state::active || c.state == cupti_state::released) {
-    // host index of each (slot, seq), for the threads in this snapshot
-    std::vector<std::int64_t> position_of_slot(c.threads.size(), -1);
-    std::vector<std::unordered_map<std::uint64_t, std::uint64_t>> index_of(c.threads.size());
-    for (std::size_t t = 0; t < threads.size(); ++t)
-      for (std::size_t s = 0; s < c.threads.size(); ++s)
-        if (c.threads[s]->owner == threads[t]) position_of_slot[s] = static_cast<std::int64_t>(t);
-    for (std::size_t s = 0; s < c.threads.size(); ++s) {
-      cupti_thread& ct = *c.threads[s];
-      const std::uint64_t n = ct.published.load(std::memory_order_acquire);
-      std::lock_guard<std::mutex> tl(ct.mu);
-      for (const cupti_pair_chunk* ch : ct.chunks)
-        for (std::uint64_t i = (std::max)(ct.floor, ch->first); i < (std::min<std::uint64_t>)(n, ch->first + cupti_pair_chunk::capacity); ++i)
-          index_of[s].emplace(ch->pairs[i - ch->first].seq, ch->pairs[i - ch->first].host_index);
-    }
-    const attribution at = c.log.attribute(
-        [&](std::uint64_t external, std::int64_t& thread, std::int64_t& record) {
-          const std::uint64_t slot = external >> cupti_seq_bits;
-          if (slot == cupti_probe_slot) return attribute_result::ignore;
-          if (slot == 0 || slot > c.threads.size()) return attribute_result::outside;
-          const std::int64_t pos = position_of_slot[slot - 1];
-          const auto it = index_of[slot - 1].find(external & cupti_seq_mask);
-          // No pair yet: the scope is still open; its work waits for the report that has the scope.
-          if (it == index_of[slot - 1].end()) return attribute_result::ignore;
-          if (pos < 0) return attribute_result::outside;
-          const auto& range = ranges[static_cast<std::size_t>(pos)];
-          if (it->second == no_record || it->second < range.first || it->second >= range.second) return attribute_result::outside;
-          thread = pos;
-          record = static_cast<std::int64_t>(it->second - range.first);
-          return attribute_result::attributed;
-        },
-        raw.activities);
-    raw.activity_names = c.log.names();
-    raw.sources.cupti = cupti_evidence_locked(c, valid, at.kernels, at.copies, at.outside);
-  } else {
-    raw.sources.cupti = cupti_evidence_locked(c, valid, 0, 0, 0);
-  }
-  raw.sources.cupti_valid = valid;
-  if (!valid) {
-    raw.activities.clear();
-    raw.activity_names.clear();
-  }
-}
-
-/// reset(): forget the records of finished scopes (kernels of scopes still open are kept).
-inline void cupti_reset() noexcept {
-  cupti_collector& c = the_cupti();
-  try {
-    std::lock_guard<std::mutex> lock(c.mu);
-    std::vector<std::unordered_map<std::uint64_t, std::uint64_t>> finished(c.threads.size());
-    for (std::size_t s = 0; s < c.threads.size(); ++s) {
-      cupti_thread& ct = *c.threads[s];
-      const std::uint64_t n = ct.published.load(std::memory_order_acquire);
-      std::lock_guard<std::mutex> tl(ct.mu);
-      for (const cupti_pair_chunk* ch : ct.chunks)
-        for (std::uint64_t i = (std::max)(ct.floor, ch->first); i < (std::min<std::uint64_t>)(n, ch->first + cupti_pair_chunk::capacity); ++i)
-          finished[s].emplace(ch->pairs[i - ch->first].seq, 0);
-      ct.floor = n;
-      std::size_t k = 0;
-      while (k + 1 < ct.chunks.size() && ct.chunks[k]->first + cupti_pair_chunk::capacity <= n) ++k;
-      for (std::size_t i = 0; i < k; ++i) delete ct.chunks[i];
-      ct.chunks.erase(ct.chunks.begin(), ct.chunks.begin() + static_cast<std::ptrdiff_t>(k));
-    }
-    c.log.discard_if([&](std::uint64_t external) {
-      const std::uint64_t slot = external >> cupti_seq_bits;
-      if (slot == 0 || slot > finished.size()) return true;
-      return finished[slot - 1].count(external & cupti_seq_mask) != 0;
-    });
-    c.dropped_floor = c.dropped.load(std::memory_order_relaxed);
-    if (c.state == cupti_state::invalid) {  // a fresh start may be tried again with set_cupti(true)
-      c.state = cupti_state::released;
-      c.warned = false;
-    }
-  } catch (...) {
-  }
-}
-
-inline bool cupti_is_on() noexcept { return g_cupti_on.load(std::memory_order_acquire) != 0; }
-
-/// reset() releases the buffers of threads that exited (`gone`, sorted by address): their pairs go, and
-/// their slots can no longer be matched to a buffer (a new thread's buffer may get the same address).
-inline void cupti_forget_threads(const std::vector<thread_buffer*>& gone) noexcept {
-  cupti_collector& c = the_cupti();
-  std::lock_guard<std::mutex> lock(c.mu);
-  for (auto& t : c.threads) {
-    if (t->owner == nullptr ||
-        !std::binary_search(gone.begin(), gone.end(), t->owner, std::less<const thread_buffer*>()))
-      continue;
-    std::lock_guard<std::mutex> tl(t->mu);
-    t->owner = nullptr;
-    for (cupti_pair_chunk* ch : t->chunks) delete ch;
-    t->chunks.clear();
-    t->floor = t->published.load(std::memory_order_acquire);
-  }
-}
-
-#else  // !SCOPEPROF_WITH_CUPTI
-
-inline void cupti_start() noexcept {}
-inline void cupti_stop() noexcept {}
-inline bool cupti_is_on() noexcept { return false; }
-inline void cupti_forget_threads(const std::vector<thread_buffer*>&) noexcept {}
-inline void cupti_reset() noexcept {}
-inline void cupti_collect(raw_snapshot&, const std::vector<thread_buffer*>&,
-                          const std::vector<std::pair<std::uint64_t, std::uint64_t>>&) {}
-
-#endif
-
-}  // namespace detail
-
-/// @brief Switch the CUPTI collector on or off at run time (builds with SCOPEPROF_WITH_CUPTI=1; a no-op
-/// elsewhere). On: kernels, copies and memsets are attributed to the innermost scope that launched them.
-/// Off: CUPTI is released (record kinds disabled, subscriber slot given back); what was collected stays in
-/// the next reports. If CUPTI is held by another tool, nothing is collected and reports say "withheld".
-///
-///   scopeprof::set_cupti(true);  run();  auto r = scopeprof::collect();  scopeprof::set_cupti(false);
-inline void set_cupti(bool on) noexcept {
-#if SCOPEPROF_ENABLED
-  detail::initialise();
-  if (on) detail::cupti_start();
-  else detail::cupti_stop();
-#else
-  (void)on;
-#endif
-}
-
-/// @brief True while the CUPTI collector is collecting.
-inline bool cupti_enabled() noexcept { return detail::cupti_is_on(); }
-
-SCOPEPROF_NAMESPACE_END
-// ---- end scopeprof/backends/cupti.hpp ----
 // ---- begin scopeprof/detail/env.hpp ----
 // scopeprof: reading the environment. A malformed value gives one warning (the value quoted with control
 // characters escaped, so it cannot forge lines) and the default.
@@ -4920,7 +5721,7 @@ inline std::once_flag& init_flag() {
   return f;
 }
 
-inline void initialise() noexcept {
+SCOPEPROF_API void initialise() noexcept {
   try {
     std::call_once(init_flag(), [] {
       registry& r = the_registry();
@@ -5010,13 +5811,13 @@ inline void fill_snapshot(const registry& r, const registry_view& view, const ti
 }  // namespace detail
 
 /// @brief True when scopes are being recorded now.
-inline bool enabled() noexcept {
+SCOPEPROF_API bool enabled() noexcept {
   detail::initialise();
   return detail::g_state.load(std::memory_order_acquire) == detail::state_on;
 }
 
 /// @brief Switch recording on or off at run time (scopes already open still finish and are recorded).
-inline void set_enabled(bool on) noexcept {
+SCOPEPROF_API void set_enabled(bool on) noexcept {
 #if SCOPEPROF_ENABLED
   detail::initialise();
   detail::g_state.store(on ? detail::state_on : detail::state_off, std::memory_order_release);
@@ -5026,7 +5827,7 @@ inline void set_enabled(bool on) noexcept {
 }
 
 /// @brief Cap on records held in memory across all threads; past it, scopes are counted as dropped.
-inline void set_max_records(std::uint64_t n) noexcept {
+SCOPEPROF_API void set_max_records(std::uint64_t n) noexcept {
   detail::initialise();
   detail::registry& r = detail::the_registry();
   r.max_records.store(n, std::memory_order_relaxed);
@@ -5036,7 +5837,7 @@ inline void set_max_records(std::uint64_t n) noexcept {
 /// @brief Device-time every Nth entry of every call site (0: host time only, 1: every entry).
 /// Applies to sites already seen and to new ones, and replaces every per-name setting. CUDA builds;
 /// harmless elsewhere.
-inline void set_device_sampling(std::uint32_t every_n) noexcept {
+SCOPEPROF_API void set_device_sampling(std::uint32_t every_n) noexcept {
   detail::initialise();
   detail::g_default_device_every.store(every_n, std::memory_order_relaxed);
   detail::registry& r = detail::the_registry();
@@ -5049,7 +5850,7 @@ inline void set_device_sampling(std::uint32_t every_n) noexcept {
 /// @brief Device-time every Nth entry of the call sites with this name (0: host only), also of sites with
 /// this name first seen later (the name overrides the global setting). Returns how many sites seen so far
 /// matched.
-inline std::size_t set_device_sampling(std::string_view name, std::uint32_t every_n) noexcept {
+SCOPEPROF_API std::size_t set_device_sampling(std::string_view name, std::uint32_t every_n) noexcept {
   detail::initialise();
   detail::registry& r = detail::the_registry();
   std::lock_guard<std::mutex> lock(r.mu);
@@ -5067,13 +5868,13 @@ inline std::size_t set_device_sampling(std::string_view name, std::uint32_t ever
 }
 
 /// @brief The host clock in use (fixed at start-up).
-inline clock_kind host_clock() noexcept {
+SCOPEPROF_API clock_kind host_clock() noexcept {
   detail::initialise();
   return detail::g_clock_kind;
 }
 
 /// @brief Name the calling thread's track in traces and reports: `scopeprof::set_thread_name("loader");`
-inline void set_thread_name(std::string_view name) noexcept {
+SCOPEPROF_API void set_thread_name(std::string_view name) noexcept {
 #if SCOPEPROF_ENABLED
   detail::initialise();
   detail::thread_buffer* b = detail::t_buffer;
@@ -5092,7 +5893,7 @@ inline void set_thread_name(std::string_view name) noexcept {
 /// @brief A snapshot of all finished scopes of all threads (running threads keep running; nothing waits
 /// for them, and no scope waits for collect()). Never throws: on failure the report is empty and its
 /// warnings() say why.
-inline report collect() noexcept {
+SCOPEPROF_API report collect() noexcept {
   using namespace detail;
   try {
     raw_snapshot raw;
@@ -5137,7 +5938,7 @@ inline report collect() noexcept {
 
 /// @brief Forget every finished scope recorded so far (scopes open now are kept and recorded when they end)
 /// and give their memory back; threads that have exited are forgotten altogether. Never waits for the GPU.
-inline void reset() noexcept {
+SCOPEPROF_API void reset() noexcept {
 #if SCOPEPROF_ENABLED
   using namespace detail;
   initialise();
@@ -5193,7 +5994,7 @@ inline void report_at_exit() noexcept {
     if (ends_with(target, ".csv")) res = rep.write_csv(target);
     else if (ends_with(target, ".trace.json")) res = rep.write_chrome_trace(target);
     else if (ends_with(target, ".json")) res = rep.write_json(target);
-    else res = detail::write_file(target, rep.to_string(), "text report");
+    else res = write_to_file(target, "text report", [&rep](output_sink& sink) { sink.text() += rep.to_string(); });
     if (!res) {
       const std::string& m = res.message();
       warn("SCOPEPROF_REPORT: " + (m.rfind("scopeprof: ", 0) == 0 ? m.substr(11) : m));
@@ -5203,251 +6004,13 @@ inline void report_at_exit() noexcept {
   }
 }
 
-inline void rearm_exit_report() noexcept {
+SCOPEPROF_API void rearm_exit_report() noexcept {
   registry& r = the_registry();
   if (!r.report_target.empty()) std::atexit(&report_at_exit);
 }
 
 }  // namespace detail
 SCOPEPROF_NAMESPACE_END
-// ---- end scopeprof/runtime.hpp ----
-// ---- begin scopeprof/scope.hpp ----
-// scopeprof: the scope object and the PROF_* macros.
-//
-//   void step() {
-//     PROF_FUNCTION();                   // named after the function
-//     { PROF_SCOPE("load"); load(); }    // a literal name, registered once for this line
-//     PROF_SCOPE_DYN(layer.name());      // a runtime name (std::string / std::string_view / const char*)
-//   }
-
-
-#include <atomic>
-#include <cstdint>
-#include <string_view>
-
-SCOPEPROF_NAMESPACE_BEGIN
-namespace detail {
-
-inline std::atomic<std::uint64_t> g_cross_thread_exits{0};
-
-SCOPEPROF_NOINLINE inline void note_cross_thread_exit() noexcept {
-  if (g_cross_thread_exits.fetch_add(1, std::memory_order_relaxed) == 0)
-    warn("a scope ended on another thread than the one it began on (a coroutine resumed elsewhere?); "
-         "it is not recorded and stays counted as in flight");
-}
-
-}  // namespace detail
-
-#if SCOPEPROF_WITH_CUDA
-/// The stream a scope is device-timed on, when none is named.
-using stream_handle = cudaStream_t;
-#else
-using stream_handle = void*;
+// ---- end scopeprof/impl/runtime.hpp ----
+// ---- end scopeprof/impl/implementation.hpp ----
 #endif
-
-/// @brief RAII timer for one block: records host begin/end ticks, pushes an NVTX range and, in CUDA
-/// builds, records a CUDA event pair on its stream for the device span.
-///
-/// Use it through the macros; it is neither copyable nor movable, and must end on the thread where it began.
-class scope {
- public:
-#if SCOPEPROF_ENABLED
-  /// Default stream (legacy, or per-thread when the program is built for it).
-  SCOPEPROF_ALWAYS_INLINE explicit scope(call_site& site, stream_handle stream = nullptr) noexcept {
-    const std::uint8_t state = detail::g_state.load(std::memory_order_acquire);
-    if (state == detail::state_off) return;  // runtime-disabled: one load and one branch
-    detail::site_info* info = site.info.load(std::memory_order_acquire);
-    if (SCOPEPROF_LIKELY(state == detail::state_on && info != nullptr))
-      enter(info, stream);
-    else
-      enter_cold(site, nullptr, stream);
-  }
-
-  SCOPEPROF_ALWAYS_INLINE scope(call_site& site, std::string_view name, stream_handle stream = nullptr) noexcept {
-    const std::uint8_t state = detail::g_state.load(std::memory_order_acquire);
-    if (SCOPEPROF_LIKELY(state == detail::state_on)) {
-      detail::site_info* info = detail::lookup_dynamic_site(site, name);
-      if (info != nullptr) enter(info, stream);
-    } else if (state != detail::state_off) {
-      enter_cold(site, &name, stream);
-    }
-  }
-
-  SCOPEPROF_ALWAYS_INLINE ~scope() {
-    if (buffer_ != nullptr) leave();
-  }
-#else
-  explicit scope(call_site&, stream_handle = nullptr) noexcept {}
-  scope(call_site&, std::string_view, stream_handle = nullptr) noexcept {}
-#endif
-
-  scope(const scope&) = delete;
-  scope& operator=(const scope&) = delete;
-  scope(scope&&) = delete;
-  scope& operator=(scope&&) = delete;
-
- private:
-#if SCOPEPROF_ENABLED
-  SCOPEPROF_ALWAYS_INLINE void enter(detail::site_info* info, stream_handle stream) noexcept {
-    detail::thread_buffer* b = detail::t_buffer;
-    if (SCOPEPROF_UNLIKELY(b == nullptr)) {
-      b = detail::attach_thread();
-      if (b == nullptr) {
-        detail::the_registry().unattached_drops.fetch_add(1, std::memory_order_relaxed);
-        return;
-      }
-    }
-    b->entered.store(b->entered.load(std::memory_order_relaxed) + 1, std::memory_order_release);
-    b->depth.store(b->depth.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    buffer_ = b;
-    site_id_ = info->id;
-    detail::nvtx_push(info->nvtx);
-#if SCOPEPROF_WITH_TORCH
-    torch_.enter(*info);  // [torch hook: enter]
-#endif
-    begin_ticks_ = detail::read_ticks();
-#if SCOPEPROF_WITH_CUDA
-    // After the host begin: the device span starts inside the host scope that launched it.
-    if (detail::g_device_timing.load(std::memory_order_relaxed) != detail::device_timing_off)
-      detail::device_begin(device_, *info, stream, begin_ticks_);  // no stream named: see default_stream_policy()
-#else
-    (void)stream;
-#endif
-#if SCOPEPROF_WITH_CUPTI
-    cupti_.enter(*b, *info);  // [cupti hook: enter]
-#endif
-  }
-
-  SCOPEPROF_NOINLINE void enter_cold(call_site& site, const std::string_view* name, stream_handle stream) noexcept {
-    if (detail::g_state.load(std::memory_order_acquire) == detail::state_uninitialised) detail::initialise();
-    if (detail::g_state.load(std::memory_order_relaxed) != detail::state_on) return;
-    detail::site_info* info = name ? detail::lookup_dynamic_site(site, *name) : site.info.load(std::memory_order_acquire);
-    if (info == nullptr && name == nullptr) info = detail::register_site(site);
-#if SCOPEPROF_WITH_CUDA
-    // The process's first device-timed scope looks for a GPU here, before its begin time is read, so the
-    // one-time probe (loading the driver) is not charged to the scope.
-    if (info != nullptr && info->device_every.load(std::memory_order_relaxed) != 0 &&
-        detail::g_device_timing.load(std::memory_order_acquire) == detail::device_timing_uninitialised)
-      detail::probe_devices();
-#endif
-    if (info != nullptr) enter(info, stream);
-  }
-
-  SCOPEPROF_ALWAYS_INLINE void leave() noexcept {
-#if SCOPEPROF_WITH_CUPTI
-    cupti_.leave();  // [cupti hook: leave]
-#endif
-#if SCOPEPROF_WITH_CUDA
-    cudaEvent_t end_event = device_.begin != nullptr ? detail::device_end(device_) : nullptr;
-#endif
-    const std::uint64_t end_ticks = detail::read_ticks();
-#if SCOPEPROF_WITH_TORCH
-    torch_.leave();  // [torch hook: leave]
-#endif
-    detail::nvtx_pop();
-    detail::thread_buffer* b = buffer_;
-    if (SCOPEPROF_UNLIKELY(b != detail::t_buffer)) {
-      detail::note_cross_thread_exit();
-      return;
-    }
-    const std::uint32_t depth = b->depth.load(std::memory_order_relaxed) - 1;
-    const std::uint64_t index = detail::append(
-        *b, detail::record{begin_ticks_, end_ticks, site_id_, static_cast<std::uint16_t>(depth < 0xFFFFu ? depth : 0xFFFFu), 0});
-#if SCOPEPROF_WITH_CUDA
-    if (end_event != nullptr) detail::device_store(*b, device_, end_event, index);
-#else
-    (void)index;
-#endif
-#if SCOPEPROF_WITH_CUPTI
-    cupti_.store(*b, index);  // [cupti hook: store]
-#endif
-    b->depth.store(depth, std::memory_order_relaxed);
-  }
-
-  detail::thread_buffer* buffer_ = nullptr;  // null: this scope records nothing
-  std::uint64_t begin_ticks_ = 0;
-  std::uint32_t site_id_ = 0;
-#if SCOPEPROF_WITH_CUDA
-  detail::device_scope device_;
-#endif
-#if SCOPEPROF_WITH_CUPTI
-  detail::cupti_scope cupti_;  // [cupti hook: state]
-#endif
-#if SCOPEPROF_WITH_TORCH
-  detail::torch_scope torch_;  // [torch hook: state]
-#endif
-#endif
-};
-
-SCOPEPROF_NAMESPACE_END
-// ---- end scopeprof/scope.hpp ----
-// ---- begin scopeprof/macros.hpp ----
-// scopeprof: the user-facing macros. Each has a versioned name (SCOPEPROF_V1_*) and a short alias.
-// With SCOPEPROF_DISABLE they still compile, as declarations that do nothing and evaluate nothing.
-//
-//   PROF_SCOPE("name")        time the rest of the block; the name must be a string literal
-//   PROF_SCOPE_DYN(name)      same, with a runtime name (std::string, std::string_view, const char*)
-//   PROF_FUNCTION()           same, named after the enclosing function
-//   PROF_SCOPE_STREAM("name", stream)   device span timed on this CUDA stream
-//   PROF_SCOPE_HOST("name")   host time only: never records CUDA events
-
-
-#include <string_view>
-
-// The default stream of the translation unit that holds the scope (per-thread under nvcc's
-// --default-stream per-thread), carried by its call site.
-#if defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
-#define SCOPEPROF_DETAIL_PER_THREAD_STREAM true
-#else
-#define SCOPEPROF_DETAIL_PER_THREAD_STREAM false
-#endif
-
-// A static call site and a scope object with one unique suffix; n comes from __COUNTER__, so several
-// scopes may share a line.
-#define SCOPEPROF_DETAIL_SITE(n, name_ptr, host_only)                                                         \
-  static ::scopeprof::call_site SCOPEPROF_CONCAT(scopeprof_site_, n) {                                        \
-    name_ptr, __FILE__, SCOPEPROF_FUNCTION_NAME, static_cast<unsigned>(__LINE__), host_only,                 \
-        SCOPEPROF_DETAIL_PER_THREAD_STREAM                                                                    \
-  }
-#define SCOPEPROF_DETAIL_SCOPE(n, name_literal)                                                               \
-  SCOPEPROF_DETAIL_SITE(n, name_literal, false);                                                              \
-  ::scopeprof::scope SCOPEPROF_CONCAT(scopeprof_scope_, n) { SCOPEPROF_CONCAT(scopeprof_site_, n) }
-#define SCOPEPROF_DETAIL_SCOPE_HOST(n, name_literal)                                                          \
-  SCOPEPROF_DETAIL_SITE(n, name_literal, true);                                                               \
-  ::scopeprof::scope SCOPEPROF_CONCAT(scopeprof_scope_, n) { SCOPEPROF_CONCAT(scopeprof_site_, n) }
-#define SCOPEPROF_DETAIL_SCOPE_STREAM(n, name_literal, stream)                                                \
-  SCOPEPROF_DETAIL_SITE(n, name_literal, false);                                                              \
-  ::scopeprof::scope SCOPEPROF_CONCAT(scopeprof_scope_, n) { SCOPEPROF_CONCAT(scopeprof_site_, n), (stream) }
-#define SCOPEPROF_DETAIL_SCOPE_DYN(n, name_expr)                                                              \
-  SCOPEPROF_DETAIL_SITE(n, nullptr, false);                                                                          \
-  ::scopeprof::scope SCOPEPROF_CONCAT(scopeprof_scope_, n) {                                                  \
-    SCOPEPROF_CONCAT(scopeprof_site_, n), ::std::string_view(name_expr)                                       \
-  }
-
-#if SCOPEPROF_ENABLED
-#define SCOPEPROF_V1_SCOPE(name) SCOPEPROF_DETAIL_SCOPE(__COUNTER__, "" name "")
-#define SCOPEPROF_V1_SCOPE_DYN(name) SCOPEPROF_DETAIL_SCOPE_DYN(__COUNTER__, name)
-#define SCOPEPROF_V1_FUNCTION() SCOPEPROF_DETAIL_SCOPE(__COUNTER__, __func__)
-#define SCOPEPROF_V1_SCOPE_STREAM(name, stream) SCOPEPROF_DETAIL_SCOPE_STREAM(__COUNTER__, "" name "", stream)
-#define SCOPEPROF_V1_SCOPE_HOST(name) SCOPEPROF_DETAIL_SCOPE_HOST(__COUNTER__, "" name "")
-#else
-#define SCOPEPROF_V1_SCOPE(name) static_assert(sizeof("" name "") > 0, "PROF_SCOPE takes a string literal")
-#define SCOPEPROF_V1_SCOPE_DYN(name) static_assert(sizeof(::std::string_view(name)) > 0, "")
-#define SCOPEPROF_V1_FUNCTION() static_assert(true, "")
-#define SCOPEPROF_V1_SCOPE_STREAM(name, stream) static_assert(sizeof("" name "") > 0 && sizeof(stream) > 0, "")
-#define SCOPEPROF_V1_SCOPE_HOST(name) static_assert(sizeof("" name "") > 0, "PROF_SCOPE_HOST takes a string literal")
-#endif
-
-#ifndef SCOPEPROF_NO_SHORT_MACROS
-/// @brief Times the rest of the enclosing block: `PROF_SCOPE("forward");`
-#define PROF_SCOPE(name) SCOPEPROF_V1_SCOPE(name)
-/// @brief Like PROF_SCOPE, with a name known at run time: `PROF_SCOPE_DYN(layer_name);`
-#define PROF_SCOPE_DYN(name) SCOPEPROF_V1_SCOPE_DYN(name)
-/// @brief Times the rest of the enclosing function, named after it: `PROF_FUNCTION();`
-#define PROF_FUNCTION() SCOPEPROF_V1_FUNCTION()
-/// @brief Like PROF_SCOPE, device-timed on the given CUDA stream: `PROF_SCOPE_STREAM("copy", s);`
-#define PROF_SCOPE_STREAM(name, stream) SCOPEPROF_V1_SCOPE_STREAM(name, stream)
-/// @brief Like PROF_SCOPE, host time only (no CUDA events): `PROF_SCOPE_HOST("parse");`
-#define PROF_SCOPE_HOST(name) SCOPEPROF_V1_SCOPE_HOST(name)
-#endif
-// ---- end scopeprof/macros.hpp ----

@@ -1,4 +1,4 @@
-// scopeprof: start-up, run-time switches, collect() and reset().
+// scopeprof: the run-time API: switches, collect() and reset() (defined in impl/runtime.hpp).
 //
 //   scopeprof::set_enabled(false);            // scopes cost one load and a branch from now on
 //   auto r = scopeprof::collect();            // snapshot of every finished scope, all threads
@@ -17,329 +17,48 @@
 //   SCOPEPROF_CUPTI_LIBRARY=PATH  the libcupti to load (default: one already loaded, else libcupti.so.13)
 #pragma once
 
-#include <scopeprof/backends/cuda_events.hpp>
-#include <scopeprof/backends/cuda_resolve.hpp>
-#include <scopeprof/backends/cupti.hpp>
 #include <scopeprof/clock.hpp>
 #include <scopeprof/config.hpp>
-#include <scopeprof/detail/env.hpp>
-#include <scopeprof/detail/file.hpp>
-#include <scopeprof/detail/log.hpp>
-#include <scopeprof/detail/recorder.hpp>
-#include <scopeprof/detail/snapshot.hpp>
-#include <scopeprof/format/chrome_trace.hpp>
-#include <scopeprof/format/csv.hpp>
-#include <scopeprof/format/json.hpp>
-#include <scopeprof/format/table.hpp>
 #include <scopeprof/report.hpp>
 
-#include <atomic>
-#include <chrono>
+#include <cstddef>
 #include <cstdint>
-#include <cstdlib>
-#include <cstdio>
-#include <mutex>
-#include <string>
 #include <string_view>
-#include <thread>
 
 SCOPEPROF_NAMESPACE_BEGIN
-namespace detail {
-
-inline void report_at_exit() noexcept;
-
-inline std::once_flag& init_flag() {
-  static std::once_flag f;
-  return f;
-}
-
-inline void initialise() noexcept {
-  try {
-    std::call_once(init_flag(), [] {
-      registry& r = the_registry();
-      const bool on = parse_switch("SCOPEPROF", env_string("SCOPEPROF"), true);
-      g_clock_kind = parse_clock(env_string("SCOPEPROF_CLOCK"));
-      r.max_records.store(parse_count("SCOPEPROF_MAX_RECORDS", env_string("SCOPEPROF_MAX_RECORDS"),
-                                      r.max_records.load(std::memory_order_relaxed)),
-                          std::memory_order_relaxed);
-      g_default_device_every.store(
-          static_cast<std::uint32_t>((std::min<std::uint64_t>)(
-              parse_count("SCOPEPROF_DEVICE_SAMPLE", env_string("SCOPEPROF_DEVICE_SAMPLE"), 1), UINT32_MAX)),
-          std::memory_order_relaxed);
-      if (!parse_switch("SCOPEPROF_DEVICE", env_string("SCOPEPROF_DEVICE"), true))
-        g_device_timing.store(device_timing_off, std::memory_order_relaxed);
-#if SCOPEPROF_WITH_CUDA
-      the_devices().wait_ms = parse_count("SCOPEPROF_DEVICE_WAIT_MS", env_string("SCOPEPROF_DEVICE_WAIT_MS"), 5000);
-#endif
-      r.clock_start = read_anchor();
-      nvtx_initialize();
-      r.report_target = env_string("SCOPEPROF_REPORT");
-      if (!r.report_target.empty()) std::atexit(&report_at_exit);
-      const bool cupti = parse_switch("SCOPEPROF_CUPTI", env_string("SCOPEPROF_CUPTI"), false);
-#if SCOPEPROF_WITH_CUPTI
-      if (cupti) cupti_start();
-#else
-      if (cupti) warn("SCOPEPROF_CUPTI=1: this program was built without the CUPTI collector (SCOPEPROF_WITH_CUPTI=0)");
-#endif
-      g_state.store(on ? state_on : state_off, std::memory_order_release);
-    });
-  } catch (...) {
-    // call_once itself failed (out of resources): stay off rather than half-initialised.
-    std::uint8_t expected = state_uninitialised;
-    g_state.compare_exchange_strong(expected, state_off);
-  }
-}
-
-/// Ticks to nanoseconds, calibrated over the whole run so far (at least 20 ms of it), and the header's
-/// description of the host clock.
-inline tick_converter calibrated_converter(const registry& r, std::string& description) {
-  clock_anchor end = read_anchor();
-  if (g_clock_kind != clock_kind::steady && end.ns - r.clock_start.ns < 20'000'000) {
-    std::this_thread::sleep_for(std::chrono::nanoseconds(20'000'000 - (end.ns - r.clock_start.ns)));
-    end = read_anchor();
-  }
-  const tick_converter conv = tick_converter::between(g_clock_kind, r.clock_start, end);
-  char buf[160];
-  if (g_clock_kind == clock_kind::steady)
-    std::snprintf(buf, sizeof buf, "%s", to_string(g_clock_kind));
-  else
-    std::snprintf(buf, sizeof buf, "%s at %.4f GHz, calibrated against steady_clock over %.3f s", to_string(g_clock_kind),
-                  1.0 / conv.ns_per_tick, static_cast<double>(end.ns - r.clock_start.ns) / 1e9);
-  description = buf;
-  return conv;
-}
-
-/// The snapshot's sites, threads, counts, CUPTI records and warnings, from the registry view.
-inline void fill_snapshot(const registry& r, const registry_view& view, const tick_converter& conv,
-                          const std::vector<std::vector<device_record*>>& device, raw_snapshot& raw) {
-  raw.sites.reserve(view.sites.size());
-  for (const site_info* s : view.sites) raw.sites.push_back({s->name, s->file, s->function, s->line});
-  std::vector<thread_buffer*> buffers;
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> record_ranges;  // {floor, recorded} per thread
-  for (std::size_t t = 0; t < view.threads.size(); ++t) {
-    const thread_view& tv = view.threads[t];
-    raw.threads.push_back(read_thread(tv, conv, device[t]));
-    const scope_counts& c = raw.threads.back().desc.counts;
-    raw.counts.entered += c.entered;
-    raw.counts.recorded += c.recorded;
-    raw.counts.dropped += c.dropped;
-    raw.counts.in_flight += c.in_flight;
-    buffers.push_back(tv.buffer);
-    record_ranges.emplace_back(tv.recorded_floor, tv.counters.recorded);
-  }
-  cupti_collect(raw, buffers, record_ranges);
-  if (view.unattached) {
-    raw.counts.entered += view.unattached;
-    raw.counts.dropped += view.unattached;
-    raw.warnings += "  warning: " + std::to_string(view.unattached) +
-                    " scopes ran on threads without a record buffer (out of memory, or in thread exit) and were dropped\n";
-  }
-  if (raw.counts.dropped)
-    raw.warnings += "  warning: " + std::to_string(raw.counts.dropped) +
-                    " finished scopes were dropped because the record buffer was full (cap " +
-                    std::to_string(r.max_records.load()) + " records; raise SCOPEPROF_MAX_RECORDS or call reset())\n";
-}
-
-}  // namespace detail
 
 /// @brief True when scopes are being recorded now.
-inline bool enabled() noexcept {
-  detail::initialise();
-  return detail::g_state.load(std::memory_order_acquire) == detail::state_on;
-}
+SCOPEPROF_API bool enabled() noexcept;
 
 /// @brief Switch recording on or off at run time (scopes already open still finish and are recorded).
-inline void set_enabled(bool on) noexcept {
-#if SCOPEPROF_ENABLED
-  detail::initialise();
-  detail::g_state.store(on ? detail::state_on : detail::state_off, std::memory_order_release);
-#else
-  (void)on;
-#endif
-}
+SCOPEPROF_API void set_enabled(bool on) noexcept;
 
 /// @brief Cap on records held in memory across all threads; past it, scopes are counted as dropped.
-inline void set_max_records(std::uint64_t n) noexcept {
-  detail::initialise();
-  detail::registry& r = detail::the_registry();
-  r.max_records.store(n, std::memory_order_relaxed);
-  r.alloc_epoch.fetch_add(1, std::memory_order_acq_rel);  // threads that found the buffer full may try again
-}
+SCOPEPROF_API void set_max_records(std::uint64_t n) noexcept;
 
 /// @brief Device-time every Nth entry of every call site (0: host time only, 1: every entry).
 /// Applies to sites already seen and to new ones, and replaces every per-name setting. CUDA builds;
 /// harmless elsewhere.
-inline void set_device_sampling(std::uint32_t every_n) noexcept {
-  detail::initialise();
-  detail::g_default_device_every.store(every_n, std::memory_order_relaxed);
-  detail::registry& r = detail::the_registry();
-  std::lock_guard<std::mutex> lock(r.mu);
-  r.named_device_every.clear();
-  for (auto& s : r.sites)
-    if (!s->host_only) s->device_every.store(every_n, std::memory_order_relaxed);
-}
+SCOPEPROF_API void set_device_sampling(std::uint32_t every_n) noexcept;
 
 /// @brief Device-time every Nth entry of the call sites with this name (0: host only), also of sites with
 /// this name first seen later (the name overrides the global setting). Returns how many sites seen so far
 /// matched.
-inline std::size_t set_device_sampling(std::string_view name, std::uint32_t every_n) noexcept {
-  detail::initialise();
-  detail::registry& r = detail::the_registry();
-  std::lock_guard<std::mutex> lock(r.mu);
-  try {
-    r.named_device_every[detail::truncate_name(name)] = every_n;
-  } catch (...) {
-  }
-  std::size_t n = 0;
-  for (auto& s : r.sites)
-    if (s->name == name && !s->host_only) {
-      s->device_every.store(every_n, std::memory_order_relaxed);
-      ++n;
-    }
-  return n;
-}
+SCOPEPROF_API std::size_t set_device_sampling(std::string_view name, std::uint32_t every_n) noexcept;
 
 /// @brief The host clock in use (fixed at start-up).
-inline clock_kind host_clock() noexcept {
-  detail::initialise();
-  return detail::g_clock_kind;
-}
+SCOPEPROF_API clock_kind host_clock() noexcept;
 
 /// @brief Name the calling thread's track in traces and reports: `scopeprof::set_thread_name("loader");`
-inline void set_thread_name(std::string_view name) noexcept {
-#if SCOPEPROF_ENABLED
-  detail::initialise();
-  detail::thread_buffer* b = detail::t_buffer;
-  if (b == nullptr) b = detail::attach_thread();
-  if (b == nullptr) return;
-  try {
-    std::lock_guard<std::mutex> lock(b->mu);
-    b->name = detail::truncate_name(name);
-  } catch (...) {
-  }
-#else
-  (void)name;
-#endif
-}
+SCOPEPROF_API void set_thread_name(std::string_view name) noexcept;
 
 /// @brief A snapshot of all finished scopes of all threads (running threads keep running; nothing waits
 /// for them, and no scope waits for collect()). Never throws: on failure the report is empty and its
 /// warnings() say why.
-inline report collect() noexcept {
-  using namespace detail;
-  try {
-    raw_snapshot raw;
-#if SCOPEPROF_ENABLED
-    initialise();
-    registry& r = the_registry();
-    std::lock_guard<std::mutex> serial(r.collect_mu);
-    const tick_converter conv = calibrated_converter(r, raw.sources.host);
-    raw.origin_ns = r.clock_start.ns;
-    const registry_view view = view_registry(r);
-    // Device records: resolve what is pending (bulk, bounded wait per stream), then attach them below.
-    std::vector<std::vector<device_record*>> device(view.threads.size());
-    {
-      std::vector<device_record*> all;
-      for (std::size_t t = 0; t < view.threads.size(); ++t) {
-        const thread_view& tv = view.threads[t];
-        device_records_in(tv.device_chunks, tv.device_floor, tv.device_count, device[t]);
-        all.insert(all.end(), device[t].begin(), device[t].end());
-      }
-      resolve_device_records(all);
-    }
-#if SCOPEPROF_WITH_CUDA
-    raw.sources.device = device_evidence(raw.sources.device_valid, conv.ns_per_tick);
-    raw.sources.torch = torch_evidence_text();
-#endif
-    fill_snapshot(r, view, conv, device, raw);
-#else
-    raw.sources.host = "compiled out (SCOPEPROF_DISABLE)";
-    raw.sources.device = "compiled out (SCOPEPROF_DISABLE)";
-#endif
-    return report::from_raw(std::move(raw));
-  } catch (const std::exception& e) {
-    detail::raw_snapshot raw;
-    raw.warnings = std::string("  warning: collect() failed: ") + e.what() + "\n";
-    try {
-      return report::from_raw(std::move(raw));
-    } catch (...) {
-      return report();
-    }
-  }
-}
+SCOPEPROF_API report collect() noexcept;
 
 /// @brief Forget every finished scope recorded so far (scopes open now are kept and recorded when they end)
 /// and give their memory back; threads that have exited are forgotten altogether. Never waits for the GPU.
-inline void reset() noexcept {
-#if SCOPEPROF_ENABLED
-  using namespace detail;
-  initialise();
-  registry& r = the_registry();
-  try {
-    std::lock_guard<std::mutex> serial(r.collect_mu);
-    std::vector<std::pair<thread_buffer*, bool>> threads;  // (buffer, exited)
-    {
-      std::lock_guard<std::mutex> lock(r.mu);
-      r.unattached_floor = r.unattached_drops.load(std::memory_order_relaxed);
-      threads.reserve(r.threads.size());
-      for (thread_buffer* b : r.threads) threads.emplace_back(b, b->exited);
-    }
-    std::vector<thread_buffer*> emptied;
-    for (const auto& [b, exited] : threads) {
-      discard_thread(r, *b, exited);
-      if (exited) emptied.push_back(b);
-    }
-    cupti_reset();
-    release_exited(r, emptied, [](const std::vector<thread_buffer*>& gone) { cupti_forget_threads(gone); });
-  } catch (...) {
-    // Out of memory while listing threads: what was freed stays freed; the rest waits for the next reset.
-  }
-  r.alloc_epoch.fetch_add(1, std::memory_order_acq_rel);
-#endif
-}
+SCOPEPROF_API void reset() noexcept;
 
-namespace detail {
-
-inline bool ends_with(const std::string& s, const char* suffix) {
-  const std::string t(suffix);
-  return s.size() >= t.size() && lower(s.substr(s.size() - t.size())) == t;
-}
-
-/// SCOPEPROF_REPORT at normal exit. Errors are printed, never raised. Registered once at start-up and
-/// again after anything that may have initialised the CUDA runtime (rearm_exit_report()): handlers run
-/// in reverse order of registration, so the newest runs before the runtime's own teardown, and the
-/// others find the report written.
-inline void report_at_exit() noexcept {
-  static std::atomic<bool> done{false};
-  if (done.exchange(true)) return;
-  try {
-    const std::string target = the_registry().report_target;
-    const report rep = collect();
-    if (target == "stderr" || target == "stdout") {  // stdio, not iostream: no static initializer in users' TUs
-      std::FILE* out = target == "stderr" ? stderr : stdout;
-      const std::string text = rep.to_string();
-      std::fwrite(text.data(), 1, text.size(), out);
-      std::fflush(out);
-      return;
-    }
-    write_result res;
-    if (ends_with(target, ".csv")) res = rep.write_csv(target);
-    else if (ends_with(target, ".trace.json")) res = rep.write_chrome_trace(target);
-    else if (ends_with(target, ".json")) res = rep.write_json(target);
-    else res = detail::write_file(target, rep.to_string(), "text report");
-    if (!res) {
-      const std::string& m = res.message();
-      warn("SCOPEPROF_REPORT: " + (m.rfind("scopeprof: ", 0) == 0 ? m.substr(11) : m));
-    }
-  } catch (...) {
-    warn("SCOPEPROF_REPORT: the report at exit failed (out of memory)");
-  }
-}
-
-inline void rearm_exit_report() noexcept {
-  registry& r = the_registry();
-  if (!r.report_target.empty()) std::atexit(&report_at_exit);
-}
-
-}  // namespace detail
 SCOPEPROF_NAMESPACE_END

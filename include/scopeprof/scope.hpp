@@ -7,7 +7,6 @@
 //   }
 #pragma once
 
-#include <scopeprof/backends/cuda_device.hpp>
 #include <scopeprof/backends/cuda_events.hpp>
 #include <scopeprof/backends/cupti.hpp>
 #include <scopeprof/backends/torch.hpp>
@@ -20,17 +19,6 @@
 #include <string_view>
 
 SCOPEPROF_NAMESPACE_BEGIN
-namespace detail {
-
-inline std::atomic<std::uint64_t> g_cross_thread_exits{0};
-
-SCOPEPROF_NOINLINE inline void note_cross_thread_exit() noexcept {
-  if (g_cross_thread_exits.fetch_add(1, std::memory_order_relaxed) == 0)
-    warn("a scope ended on another thread than the one it began on (a coroutine resumed elsewhere?); "
-         "it is not recorded and stays counted as in flight");
-}
-
-}  // namespace detail
 
 #if SCOPEPROF_WITH_CUDA
 /// The stream a scope is device-timed on, when none is named.
@@ -87,7 +75,7 @@ class scope {
     if (SCOPEPROF_UNLIKELY(b == nullptr)) {
       b = detail::attach_thread();
       if (b == nullptr) {
-        detail::the_registry().unattached_drops.fetch_add(1, std::memory_order_relaxed);
+        detail::note_unattached_drop();
         return;
       }
     }

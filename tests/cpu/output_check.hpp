@@ -5,7 +5,7 @@
 #include "csv_check.hpp"
 #include "json_check.hpp"
 
-#include <scopeprof.hpp>  // the umbrella header only: the CPU suite also builds against single_include/
+#include "internals.hpp"  // the umbrella (the CPU suite also builds against single_include/), and raw_snapshot
 
 #include <algorithm>
 #include <cstdint>

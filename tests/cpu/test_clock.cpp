@@ -1,6 +1,6 @@
 // The host clock: tick_converter maps raw ticks onto steady_clock nanoseconds, exactly for synthetic
 // anchors and within 0.1% for the clock in use; anchors only move forward.
-#include <scopeprof.hpp>
+#include "internals.hpp"
 
 #include <doctest/doctest.h>
 

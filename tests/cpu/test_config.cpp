@@ -1,6 +1,6 @@
 // Environment parsing (runtime.hpp): valid values parse; a malformed one gives the default and exactly
 // one "scopeprof: warning:" line on stderr.
-#include <scopeprof.hpp>
+#include "internals.hpp"
 
 #include <doctest/doctest.h>
 

@@ -3,7 +3,7 @@
 // give well-formed reports.
 #include "output_check.hpp"
 
-#include <scopeprof.hpp>
+#include "internals.hpp"
 
 #include <doctest/doctest.h>
 

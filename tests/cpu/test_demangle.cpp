@@ -3,7 +3,7 @@
 // with readelf -s): namespaced, templated, anonymous namespace, extended __device__ lambda, __grid_constant__
 // parameter, non-type template arguments, function pointer parameter, CUTLASS-like nesting, extern "C", and
 // internal kernels under -rdc=true.
-#include <scopeprof.hpp>
+#include "internals.hpp"
 #if __has_include(<scopeprof/detail/demangle.hpp>)
 #include <scopeprof/detail/demangle.hpp>
 #endif

@@ -4,7 +4,7 @@
 // on the case that showed the defect and on random trees.
 #include "output_check.hpp"
 
-#include <scopeprof.hpp>
+#include "internals.hpp"
 
 #include <doctest/doctest.h>
 

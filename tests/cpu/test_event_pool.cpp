@@ -1,7 +1,7 @@
 // The per-device pool of free CUDA events (backends/cuda_events.hpp) is a lock-free bounded queue: a
 // scope refilling its thread's cache must never wait for collect(). Checked here with fake handles
 // (never passed to CUDA), so it runs, also under TSan, on machines without a GPU.
-#include <scopeprof.hpp>
+#include "internals.hpp"
 
 #include <doctest/doctest.h>
 

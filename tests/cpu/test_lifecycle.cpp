@@ -3,7 +3,7 @@
 // consumed their records, so thread churn costs no memory.
 #include "process_stats.hpp"
 
-#include <scopeprof.hpp>
+#include "internals.hpp"
 
 #include <doctest/doctest.h>
 

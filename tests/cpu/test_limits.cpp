@@ -5,7 +5,7 @@
 
 #include "process_stats.hpp"
 
-#include <scopeprof.hpp>
+#include "internals.hpp"
 
 #include <doctest/doctest.h>
 

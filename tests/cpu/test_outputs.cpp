@@ -6,7 +6,7 @@
 #include "json_check.hpp"
 #include "output_check.hpp"
 
-#include <scopeprof.hpp>
+#include "internals.hpp"
 
 #include <doctest/doctest.h>
 

@@ -2,7 +2,7 @@
 // scope name, from real scopes and from synthetic snapshots; the trace's host events nest exactly.
 #include "output_check.hpp"
 
-#include <scopeprof.hpp>
+#include "internals.hpp"
 
 #include <doctest/doctest.h>
 

@@ -2,6 +2,8 @@
 // first looks for a device and, without one, says so and passes; one case runs only without a device
 // (the CI path): scopes still record host time and the report says why device time is n/a.
 #include <scopeprof.hpp>
+#include <scopeprof/backends/cuda_device.hpp>  // internals the test reads (the_devices, g_driver, event_census)
+#include <scopeprof/backends/cuda_driver.hpp>
 
 #include <doctest/doctest.h>
 

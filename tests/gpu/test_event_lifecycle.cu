@@ -3,6 +3,8 @@
 // span, and a thread's one-time set-up is charged to no scope. Without a device every case says so and
 // passes.
 #include <scopeprof.hpp>
+#include <scopeprof/backends/cuda_device.hpp>  // internals the test reads (the_devices, g_driver, event_census)
+#include <scopeprof/backends/cuda_driver.hpp>
 
 #include <doctest/doctest.h>
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <scopeprof/backends/cuda_driver.hpp>
+#include <scopeprof/backends/cuda_events.hpp>
 #include <scopeprof/clock.hpp>
 #include <scopeprof/config.hpp>
 #include <scopeprof/detail/bounded_ring.hpp>
@@ -24,10 +25,6 @@
 
 SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
-
-enum : std::uint8_t { device_timing_uninitialised = 0, device_timing_on = 1, device_timing_off = 2 };
-/// Read at every scope entry in CUDA builds (relaxed).
-inline std::atomic<std::uint8_t> g_device_timing{device_timing_uninitialised};
 
 #if SCOPEPROF_WITH_CUDA
 
@@ -119,42 +116,6 @@ inline void fail_device(device_context& ctx, const std::string& what, cudaError_
   }
 }
 
-inline void device_thread_attach() noexcept;
-inline void device_thread_exit() noexcept;
-
-/// Is there a usable device at all? Once per process, before the first device-timed scope reads its begin
-/// time. No driver or no GPU: off, with the reason in every report.
-SCOPEPROF_NOINLINE inline void probe_devices() noexcept {
-  device_registry& d = the_devices();
-  try {
-    std::lock_guard<std::mutex> lock(d.mu);
-    if (d.probed) return;
-    d.probed = true;
-    setup_timer timed;
-    const cudaError_t pending = cudaPeekAtLastError();
-    int n = 0;
-    const cudaError_t e = cudaGetDeviceCount(&n);
-    rearm_exit_report();  // the runtime may have registered its own teardown just now
-    if (e != cudaSuccess || n <= 0) {
-      forget_our_error(pending);
-      d.off_reason = e != cudaSuccess ? "n/a (no usable CUDA device: " + cuda_error_text(e) + ")" : "n/a (no CUDA device)";
-      g_device_timing.store(device_timing_off, std::memory_order_release);
-      return;
-    }
-    load_driver_calls();
-    forget_our_error(pending);
-    d.count = n;
-    for (int i = 0; i < n; ++i) {
-      d.devices.push_back(std::make_unique<device_context>());
-      d.devices.back()->ordinal = i;
-    }
-    g_thread_attach_hook.store(&device_thread_attach, std::memory_order_release);
-    g_thread_exit_hook.store(&device_thread_exit, std::memory_order_release);
-    g_device_timing.store(device_timing_on, std::memory_order_release);
-  } catch (...) {
-    g_device_timing.store(device_timing_off, std::memory_order_release);
-  }
-}
 
 /// Record a new reference event on the private stream (the calling thread's current device must be the
 /// context's) and wait, briefly, to see it complete: the stream is empty and non-blocking, so it waits

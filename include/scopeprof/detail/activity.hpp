@@ -2,7 +2,7 @@
 // data and pure functions (no CUPTI header), so the logic is tested on machines without a GPU.
 #pragma once
 
-#include <scopeprof/report.hpp>
+#include <scopeprof/report_types.hpp>
 
 #include <cstdint>
 #include <iterator>

@@ -9,7 +9,8 @@
 #include <scopeprof/clock.hpp>
 #include <scopeprof/config.hpp>
 #include <scopeprof/detail/recorder.hpp>
-#include <scopeprof/report.hpp>
+#include <scopeprof/detail/chunk_pool.hpp>
+#include <scopeprof/detail/raw_snapshot.hpp>
 
 #include <algorithm>
 #include <cstdint>

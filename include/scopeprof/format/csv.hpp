@@ -5,7 +5,7 @@
 // Device cells are empty where there is no valid device time; device_status says why.
 #pragma once
 
-#include <scopeprof/detail/file.hpp>
+#include <scopeprof/detail/sink.hpp>
 #include <scopeprof/detail/text.hpp>
 #include <scopeprof/report.hpp>
 
@@ -17,23 +17,22 @@ namespace detail {
 inline std::string csv_us(std::int64_t ns) { return format_ns_as_us(ns); }
 inline std::string csv_us(double ns) { return format_fixed(ns / 1000.0, 3); }
 
-}  // namespace detail
-
-inline std::string report::csv() const {
-  using namespace detail;
-  std::string out =
+/// The csv report of `rep`, streamed into `sink`.
+inline void serialize_csv(const report& rep, output_sink& sink) {
+  std::string& out = sink.text();
+  out +=
       "view,row,parent,depth,name,value,calls,host_total_us,host_self_us,host_avg_us,host_med_us,host_min_us,"
       "host_max_us,host_stddev_us,host_time_pct,device_calls,device_total_us,device_self_us,device_avg_us,"
       "device_med_us,device_min_us,device_max_us,device_stddev_us,host_device_ratio,device_status,device_busy_us,"
       "device_busy_self_us,kernels,copies,cupti_status,kernel_time_pct\r\n";
   // CUPTI cells: filled where the CUPTI evidence is valid, else empty with cupti_status saying why.
-  const bool cupti = sources_.cupti_valid;
+  const bool cupti = rep.sources().cupti_valid;
   const auto cupti_cells = [&](std::int64_t busy, std::int64_t busy_self, std::uint64_t kernels, std::uint64_t copies) {
     if (cupti)
       out += ',' + csv_us(busy) + ',' + csv_us(busy_self) + ',' + std::to_string(kernels) + ',' +
              std::to_string(copies) + ",ok,";
     else
-      out += ",,,,," + std::string(cupti_status_text(sources_)) + ',';
+      out += ",,,,," + std::string(cupti_status_text(rep.sources())) + ',';
   };
   const auto meta = [&](const char* key, const std::string& value) {
     out += "meta,,,,";
@@ -42,16 +41,17 @@ inline std::string report::csv() const {
     append_csv_field(out, value);
     out += ",,,,,,,,,,,,,,,,,,,,,,,,,\r\n";
   };
-  meta("entered", std::to_string(counts_.entered));
-  meta("recorded", std::to_string(counts_.recorded));
-  meta("dropped", std::to_string(counts_.dropped));
-  meta("in_flight", std::to_string(counts_.in_flight));
-  meta("host_source", sources_.host);
-  meta("device_source", sources_.device);
-  meta("cupti_source", sources_.cupti);
-  meta("torch_source", sources_.torch);
+  meta("entered", std::to_string(rep.counts().entered));
+  meta("recorded", std::to_string(rep.counts().recorded));
+  meta("dropped", std::to_string(rep.counts().dropped));
+  meta("in_flight", std::to_string(rep.counts().in_flight));
+  meta("host_source", rep.sources().host);
+  meta("device_source", rep.sources().device);
+  meta("cupti_source", rep.sources().cupti);
+  meta("torch_source", rep.sources().torch);
   std::size_t i = 0;
-  for (const auto& f : flat_) {
+  for (const auto& f : rep.flat()) {
+    sink.row_done();
     out += "flat,";
     out += std::to_string(i++);
     out += ",,,";
@@ -75,7 +75,8 @@ inline std::string report::csv() const {
     out += "\r\n";
   }
   i = 0;
-  for (const auto& t : tree_) {
+  for (const auto& t : rep.tree()) {
+    sink.row_done();
     out += "tree," + std::to_string(i++) + ',' + (t.parent < 0 ? std::string() : std::to_string(t.parent)) + ',' +
            std::to_string(t.depth) + ',';
     append_csv_field(out, t.name);
@@ -93,7 +94,8 @@ inline std::string report::csv() const {
   }
   // Kernel summary: name = kernel, value = scope, calls = instances, device_* = per-instance statistics.
   i = 0;
-  for (const auto& k : kernel_summary_) {
+  for (const auto& k : rep.kernel_summary()) {
+    sink.row_done();
     out += "kernel," + std::to_string(i++) + ",,,";
     append_csv_field(out, k.kernel);
     out += ',';
@@ -102,11 +104,9 @@ inline std::string report::csv() const {
            csv_us(k.time.median) + ',' + csv_us(k.time.min) + ',' + csv_us(k.time.max) + ',' + csv_us(k.time.stddev) +
            ",,ok,,,,,ok," + format_fixed(k.time_pct, 3) + "\r\n";
   }
-  return out;
+  sink.flush();
 }
 
-inline write_result report::write_csv(const std::string& path) const {
-  return detail::write_rendered(path, "CSV report", [this] { return csv(); });
-}
 
+}  // namespace detail
 SCOPEPROF_NAMESPACE_END

@@ -1,7 +1,7 @@
 // scopeprof: JSON writer. Schema "scopeprof-report/1" (docs/formats.md); all times are nanoseconds.
 #pragma once
 
-#include <scopeprof/detail/file.hpp>
+#include <scopeprof/detail/sink.hpp>
 #include <scopeprof/detail/text.hpp>
 #include <scopeprof/report.hpp>
 #include <scopeprof/version.hpp>
@@ -45,29 +45,28 @@ inline void append_json_cupti(std::string& out, bool valid, std::int64_t busy, s
          ",\"kernels\":" + std::to_string(kernels) + ",\"copies\":" + std::to_string(copies) + "}";
 }
 
-}  // namespace detail
-
-inline std::string report::json() const {
-  using namespace detail;
-  std::string out = "{\"schema\":\"scopeprof-report/1\",\"version\":\"" SCOPEPROF_VERSION_STRING "\",\"units\":\"ns\",";
+/// The json report of `rep`, streamed into `sink`.
+inline void serialize_json(const report& rep, output_sink& sink) {
+  std::string& out = sink.text();
+  out += "{\"schema\":\"scopeprof-report/1\",\"version\":\"" SCOPEPROF_VERSION_STRING "\",\"units\":\"ns\",";
   out += "\"counts\":";
-  append_json_counts(out, counts_);
-  out += ",\"orphans\":" + std::to_string(orphans_);
+  append_json_counts(out, rep.counts());
+  out += ",\"orphans\":" + std::to_string(rep.orphan_count());
   out += ",\"evidence\":{\"host\":";
-  append_json_string(out, sources_.host);
+  append_json_string(out, rep.sources().host);
   out += ",\"device\":";
-  append_json_string(out, sources_.device);
-  out += sources_.device_valid ? ",\"device_valid\":true" : ",\"device_valid\":false";
+  append_json_string(out, rep.sources().device);
+  out += rep.sources().device_valid ? ",\"device_valid\":true" : ",\"device_valid\":false";
   out += ",\"cupti\":";
-  append_json_string(out, sources_.cupti);
-  out += sources_.cupti_valid ? ",\"cupti_valid\":true" : ",\"cupti_valid\":false";
+  append_json_string(out, rep.sources().cupti);
+  out += rep.sources().cupti_valid ? ",\"cupti_valid\":true" : ",\"cupti_valid\":false";
   out += ",\"torch\":";
-  append_json_string(out, sources_.torch);
+  append_json_string(out, rep.sources().torch);
   out += "},\"warnings\":";
-  append_json_string(out, warnings_);
+  append_json_string(out, rep.warnings());
   out += ",\"threads\":[";
-  for (std::size_t i = 0; i < threads_.size(); ++i) {
-    const auto& t = threads_[i];
+  for (std::size_t i = 0; i < rep.threads().size(); ++i) {
+    const auto& t = rep.threads()[i];
     if (i) out += ',';
     out += "{\"index\":" + std::to_string(t.index) + ",\"os_id\":" + std::to_string(t.os_id) + ",\"name\":";
     append_json_string(out, t.name);
@@ -76,8 +75,9 @@ inline std::string report::json() const {
     out += '}';
   }
   out += "],\"flat\":[";
-  for (std::size_t i = 0; i < flat_.size(); ++i) {
-    const auto& f = flat_[i];
+  for (std::size_t i = 0; i < rep.flat().size(); ++i) {
+    sink.row_done();
+    const auto& f = rep.flat()[i];
     if (i) out += ',';
     out += "{\"name\":";
     append_json_string(out, f.name);
@@ -98,12 +98,13 @@ inline std::string report::json() const {
     out += ",\"device_status\":";
     append_json_string(out, device_status_text(f.device_calls, f.device_captured, f.device_invalid));
     out += ",\"cupti\":";
-    append_json_cupti(out, sources_.cupti_valid, f.device_busy_ns, f.device_busy_self_ns, f.kernels, f.copies);
+    append_json_cupti(out, rep.sources().cupti_valid, f.device_busy_ns, f.device_busy_self_ns, f.kernels, f.copies);
     out += '}';
   }
   out += "],\"tree\":[";
-  for (std::size_t i = 0; i < tree_.size(); ++i) {
-    const auto& t = tree_[i];
+  for (std::size_t i = 0; i < rep.tree().size(); ++i) {
+    sink.row_done();
+    const auto& t = rep.tree()[i];
     if (i) out += ',';
     out += "{\"name\":";
     append_json_string(out, t.name);
@@ -116,12 +117,13 @@ inline std::string report::json() const {
     else
       out += "null";
     out += ",\"cupti\":";
-    append_json_cupti(out, sources_.cupti_valid, t.device_busy_ns, t.device_busy_self_ns, t.kernels, t.copies);
+    append_json_cupti(out, rep.sources().cupti_valid, t.device_busy_ns, t.device_busy_self_ns, t.kernels, t.copies);
     out += '}';
   }
   out += "],\"kernel_summary\":[";
-  for (std::size_t i = 0; i < kernel_summary_.size(); ++i) {
-    const auto& k = kernel_summary_[i];
+  for (std::size_t i = 0; i < rep.kernel_summary().size(); ++i) {
+    sink.row_done();
+    const auto& k = rep.kernel_summary()[i];
     if (i) out += ',';
     out += "{\"scope\":";
     append_json_string(out, k.scope);
@@ -136,11 +138,9 @@ inline std::string report::json() const {
     out += '}';
   }
   out += "]}\n";
-  return out;
+  sink.flush();
 }
 
-inline write_result report::write_json(const std::string& path) const {
-  return detail::write_rendered(path, "JSON report", [this] { return json(); });
-}
 
+}  // namespace detail
 SCOPEPROF_NAMESPACE_END

@@ -2,11 +2,11 @@
 // name statistics), each with host and device columns side by side and the evidence behind them.
 #pragma once
 
+#include <scopeprof/detail/demangle.hpp>
 #include <scopeprof/detail/text.hpp>
 #include <scopeprof/report.hpp>
 
 #include <ostream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -49,27 +49,25 @@ inline std::string ratio_cell(std::int64_t host_ns, std::uint64_t device_calls, 
   return format_fixed(static_cast<double>(host_ns) / static_cast<double>(device_ns), 2);
 }
 
-}  // namespace detail
-
-inline void report::print(std::ostream& out) const {
-  using namespace detail;
-  out << "scopeprof report: " << counts_.recorded << " scopes recorded";
-  if (counts_.dropped) out << ", " << counts_.dropped << " DROPPED (record buffer full; see SCOPEPROF_MAX_RECORDS)";
-  if (counts_.in_flight) out << ", " << counts_.in_flight << " still open (not in the tables)";
-  out << ", " << threads_.size() << " thread" << (threads_.size() == 1 ? "" : "s") << "\n";
-  out << "  host time:   " << sources_.host << "\n";
-  out << "  device time: " << sources_.device << "\n";
-  out << "  CUPTI:       " << sources_.cupti << "\n";
-  out << "  torch:       " << sources_.torch << "\n";
-  if (!warnings_.empty()) out << warnings_;
-  if (instances_.empty()) {
+/// The text report of `rep`: tree view, flat view, kernel summary, notes.
+inline void print_tables(const report& rep, std::ostream& out) {
+  out << "scopeprof report: " << rep.counts().recorded << " scopes recorded";
+  if (rep.counts().dropped) out << ", " << rep.counts().dropped << " DROPPED (record buffer full; see SCOPEPROF_MAX_RECORDS)";
+  if (rep.counts().in_flight) out << ", " << rep.counts().in_flight << " still open (not in the tables)";
+  out << ", " << rep.threads().size() << " thread" << (rep.threads().size() == 1 ? "" : "s") << "\n";
+  out << "  host time:   " << rep.sources().host << "\n";
+  out << "  device time: " << rep.sources().device << "\n";
+  out << "  CUPTI:       " << rep.sources().cupti << "\n";
+  out << "  torch:       " << rep.sources().torch << "\n";
+  if (!rep.warnings().empty()) out << rep.warnings();
+  if (rep.instances().empty()) {
     out << "(no finished scopes)\n";
     return;
   }
 
   out << "\nCall tree (all threads merged; Host/Dev = host total / device span):\n";
   // The CUPTI columns appear only when CUPTI evidence is valid; otherwise the header line says why.
-  const bool cupti = sources_.cupti_valid;
+  const bool cupti = rep.sources().cupti_valid;
   text_table tree{{"Scope", "Calls", "Host total", "Host self", "Dev span", "Dev self", "Host/Dev"},
                   {true, false, false, false, false, false, false},
                   {}};
@@ -77,7 +75,7 @@ inline void report::print(std::ostream& out) const {
     tree.header.insert(tree.header.end(), {"Dev busy", "Kernels"});
     tree.left.insert(tree.left.end(), {false, false});
   }
-  for (const auto& t : tree_) {
+  for (const auto& t : rep.tree()) {
     std::string name(2 * t.depth, ' ');
     name += display_name(t.name);
     tree.rows.push_back({name, std::to_string(t.calls), format_duration_ns(static_cast<double>(t.host_total_ns)),
@@ -101,7 +99,7 @@ inline void report::print(std::ostream& out) const {
     flat.header.insert(flat.header.end(), {"Dev busy", "Busy self", "Kernels"});
     flat.left.insert(flat.left.end(), {false, false, false});
   }
-  for (const auto& f : flat_) {
+  for (const auto& f : rep.flat()) {
     const std::string dev_span = f.device_calls ? format_duration_ns(static_cast<double>(f.device_total_ns))
                                                 : device_status_text(0, f.device_captured, f.device_invalid);
     flat.rows.push_back({display_name(f.name), std::to_string(f.calls),
@@ -123,13 +121,13 @@ inline void report::print(std::ostream& out) const {
   if (cupti) {
     out << "\nKernels by scope (CUPTI; Time % = share of all kernel time; Avg/Med/Min/Max/StdDev per instance;\n"
            "names demangled and cut at 100 characters as Nsight Systems does; the JSON report keeps them whole and mangled):\n";
-    if (kernel_summary_.empty()) {
+    if (rep.kernel_summary().empty()) {
       out << "(no kernels)\n";
     } else {
       text_table kern{{"Time %", "Total Time", "Instances", "Avg", "Med", "Min", "Max", "StdDev", "Scope", "Name"},
                       {false, false, false, false, false, false, false, false, true, true},
                       {}};
-      for (const auto& k : kernel_summary_)
+      for (const auto& k : rep.kernel_summary())
         kern.rows.push_back({format_fixed(k.time_pct, 1), format_duration_ns(static_cast<double>(k.time.sum)),
                              std::to_string(k.time.count), format_duration_ns(k.time.mean),
                              format_duration_ns(k.time.median), format_duration_ns(static_cast<double>(k.time.min)),
@@ -145,15 +143,10 @@ inline void report::print(std::ostream& out) const {
   if (cupti)
     out << "Dev busy is the summed duration of the kernels, copies and memsets launched inside the scope (CUPTI);\n"
            "it can exceed the span when work overlaps or runs on other streams.\n";
-  if (orphans_)
-    out << "Note: " << orphans_
+  if (rep.orphan_count())
+    out << "Note: " << rep.orphan_count()
         << " scopes whose parent was still open (or dropped) when the report was taken are shown at top level.\n";
 }
 
-inline std::string report::to_string() const {
-  std::ostringstream s;
-  print(s);
-  return s.str();
-}
-
+}  // namespace detail
 SCOPEPROF_NAMESPACE_END

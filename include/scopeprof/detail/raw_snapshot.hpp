@@ -1,0 +1,60 @@
+// scopeprof: what collect() hands to the report builder: per-thread records already in nanoseconds, the
+// call sites, the counts, the evidence, and the CUPTI records. The recorder and the backends fill it; the
+// report builder (report_builder.hpp) turns it into a report. Neither side sees the other.
+#pragma once
+
+#include <scopeprof/config.hpp>
+#include <scopeprof/report_types.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// What collect() gathers before any analysis: one thread's records, already converted to nanoseconds.
+struct raw_instance {
+  std::uint32_t site = 0;
+  std::uint32_t depth = 0;  // nesting level at entry, as recorded
+  std::int64_t host_begin_ns = 0;
+  std::int64_t host_end_ns = 0;
+  device_status device = device_status::not_timed;
+  std::int32_t device_id = -1;
+  std::uint64_t stream = 0;
+  std::int64_t device_begin_ns = 0;
+  std::int64_t device_end_ns = 0;
+};
+
+/// A CUPTI record as collect() attributes it: thread = position in raw_snapshot::threads, record =
+/// position in that thread's records (-1 for both: launched outside any recorded scope).
+struct raw_activity {
+  activity_kind kind = activity_kind::kernel;
+  std::int64_t thread = -1;
+  std::int64_t record = -1;
+  std::uint32_t name = 0;  // index into raw_snapshot::activity_names
+  std::int32_t device = -1;
+  std::uint32_t stream = 0;
+  std::uint32_t graph = 0;
+  std::int64_t begin_ns = 0;
+  std::int64_t end_ns = 0;
+};
+
+struct raw_thread {
+  thread_desc desc;
+  std::vector<raw_instance> records;  // in the order scopes ended (post-order)
+};
+
+struct raw_snapshot {
+  std::vector<site_desc> sites;
+  std::vector<raw_thread> threads;
+  scope_counts counts;
+  evidence sources;
+  std::int64_t origin_ns = 0;  // the process's time zero for traces
+  std::string warnings;        // lines the report prints in its header
+  std::vector<raw_activity> activities;  // CUPTI records (used only when sources.cupti_valid)
+  std::vector<std::string> activity_names;
+};
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END

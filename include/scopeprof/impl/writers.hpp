@@ -1,0 +1,57 @@
+// scopeprof: the report's writers, thin wrappers over the serializers in format/ and the sinks.
+#pragma once
+
+#include <scopeprof/config.hpp>
+#include <scopeprof/detail/sink.hpp>
+#include <scopeprof/format/chrome_trace.hpp>
+#include <scopeprof/format/csv.hpp>
+#include <scopeprof/format/json.hpp>
+#include <scopeprof/format/table.hpp>
+#include <scopeprof/report.hpp>
+
+#include <ostream>
+#include <sstream>
+#include <string>
+
+SCOPEPROF_NAMESPACE_BEGIN
+
+SCOPEPROF_API void report::print(std::ostream& out) const { detail::print_tables(*this, out); }
+
+SCOPEPROF_API std::string report::to_string() const {
+  std::ostringstream s;
+  detail::print_tables(*this, s);
+  return s.str();
+}
+
+SCOPEPROF_API std::string report::csv() const {
+  detail::string_sink sink;
+  detail::serialize_csv(*this, sink);
+  return sink.take();
+}
+
+SCOPEPROF_API write_result report::write_csv(const std::string& path) const {
+  return detail::write_to_file(path, "CSV report", [this](detail::output_sink& sink) { detail::serialize_csv(*this, sink); });
+}
+
+SCOPEPROF_API std::string report::json() const {
+  detail::string_sink sink;
+  detail::serialize_json(*this, sink);
+  return sink.take();
+}
+
+SCOPEPROF_API write_result report::write_json(const std::string& path) const {
+  return detail::write_to_file(path, "JSON report", [this](detail::output_sink& sink) { detail::serialize_json(*this, sink); });
+}
+
+SCOPEPROF_API std::string report::chrome_trace() const {
+  detail::string_sink sink;
+  detail::serialize_chrome_trace(*this, sink);
+  return sink.take();
+}
+
+SCOPEPROF_API write_result report::write_chrome_trace(const std::string& path) const {
+  return detail::write_to_file(path, "Chrome trace",
+                               [this](detail::output_sink& sink) { detail::serialize_chrome_trace(*this, sink); });
+}
+
+SCOPEPROF_NAMESPACE_END
