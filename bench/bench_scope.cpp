@@ -19,6 +19,7 @@
 
 #include <scopeprof.hpp>
 
+#include "capture_reporter.hpp"
 #include "gbench_compat.hpp"
 
 #include <benchmark/benchmark.h>
@@ -226,41 +227,8 @@ void BM_prof_scope(benchmark::State& state) {
 
 // ---- results -----------------------------------------------------------------------------------------
 
-using results = std::map<std::string, double>;  // "variant/name" -> median CPU ns per iteration
-
-// The console table as usual, plus the median (or the single run) of each benchmark kept aside.
-class capture_reporter : public benchmark::ConsoleReporter {
- public:
-  explicit capture_reporter(results& out)
-      : benchmark::ConsoleReporter(isatty(STDOUT_FILENO) ? OO_Defaults : OO_Tabular), out_(out) {}
-
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& r : runs) {
-      if (scopeprof_bench::run_without_result(r)) continue;
-      const std::string key = std::string(kVariant) + "/" + r.run_name.function_name;
-      const double ns = r.GetAdjustedCPUTime() * unit_ns(r.time_unit);
-      if (r.run_type == Run::RT_Aggregate && r.aggregate_name == "median") {
-        out_[key] = ns;
-        have_median_[key] = true;
-      } else if (r.run_type == Run::RT_Iteration && !have_median_[key]) {
-        out_[key] = ns;  // one repetition only (or the last one until the median arrives)
-      }
-    }
-    benchmark::ConsoleReporter::ReportRuns(runs);
-  }
-
- private:
-  static double unit_ns(benchmark::TimeUnit u) {
-    switch (u) {
-      case benchmark::kSecond: return 1e9;
-      case benchmark::kMillisecond: return 1e6;
-      case benchmark::kMicrosecond: return 1e3;
-      default: return 1.0;
-    }
-  }
-  results& out_;
-  std::map<std::string, bool> have_median_;
-};
+using scopeprof_bench::capture_reporter;
+using scopeprof_bench::results;  // "variant/name" -> median CPU ns per iteration
 
 constexpr const char* kMarker = "@@scopeprof ";
 
@@ -475,7 +443,9 @@ int main(int argc, char** argv) {
 #endif
 
   results res;
-  capture_reporter reporter(res);
+  capture_reporter reporter(res, std::string(kVariant) + "/",
+                            isatty(STDOUT_FILENO) ? benchmark::ConsoleReporter::OO_Defaults
+                                                  : benchmark::ConsoleReporter::OO_Tabular);
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
   std::fflush(stdout);

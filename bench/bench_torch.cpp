@@ -9,6 +9,7 @@
 // cannot share one process; the raw check and RECORD_USER_SCOPE rows come from the driver's own process.
 #include <scopeprof.hpp>
 
+#include "capture_reporter.hpp"
 #include "gbench_compat.hpp"
 
 #include <ATen/record_function.h>
@@ -72,33 +73,8 @@ void BM_record_user_scope(benchmark::State& state) {
   });
 }
 
-using results = std::map<std::string, double>;
-
-class capture_reporter : public benchmark::ConsoleReporter {
- public:
-  explicit capture_reporter(results& out) : benchmark::ConsoleReporter(OO_Tabular), out_(out) {}
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& r : runs) {
-      if (scopeprof_bench::run_without_result(r)) continue;
-      const std::string key = std::string(kVariant) + "/" + r.run_name.function_name;
-      const double ns = r.GetAdjustedCPUTime() * unit_ns(r.time_unit);
-      if (r.run_type == Run::RT_Aggregate && r.aggregate_name == "median") out_[key] = ns;
-      else if (r.run_type == Run::RT_Iteration && out_.count(key) == 0) out_[key] = ns;
-    }
-    benchmark::ConsoleReporter::ReportRuns(runs);
-  }
-
- private:
-  static double unit_ns(benchmark::TimeUnit u) {  // --benchmark_time_unit may change it
-    switch (u) {
-      case benchmark::kSecond: return 1e9;
-      case benchmark::kMillisecond: return 1e6;
-      case benchmark::kMicrosecond: return 1e3;
-      default: return 1.0;
-    }
-  }
-  results& out_;
-};
+using scopeprof_bench::capture_reporter;
+using scopeprof_bench::results;
 
 std::string own_directory() {
   char buf[4096];
@@ -164,7 +140,7 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark("record_user_scope", BM_record_user_scope);
   }
   results r;
-  capture_reporter reporter(r);
+  capture_reporter reporter(r, std::string(kVariant) + "/", benchmark::ConsoleReporter::OO_Tabular);
   benchmark::RunSpecifiedBenchmarks(&reporter);
   if (child) {
     for (const auto& kv : r) std::printf("%s%s %.4f\n", kMarker, kv.first.c_str(), kv.second);

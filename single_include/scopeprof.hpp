@@ -583,12 +583,8 @@ class report {
   write_result write_chrome_trace(const std::string& path) const;
   std::string chrome_trace() const;
 
-  /// Build a report from raw per-thread records (collect() does this; tests may too, with
-  /// <scopeprof/detail/raw_snapshot.hpp>).
-  static report from_raw(detail::raw_snapshot raw);
-
  private:
-  friend class detail::report_builder;
+  friend class detail::report_builder;  // detail::build_report() fills a report through it
   scope_counts counts_;
   std::vector<site_desc> sites_;
   std::vector<thread_desc> threads_;
@@ -871,6 +867,130 @@ SCOPEPROF_ALWAYS_INLINE void nvtx_pop() noexcept {}
 }  // namespace detail
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/backends/nvtx.hpp ----
+// ---- begin scopeprof/detail/chunked_log.hpp ----
+// scopeprof: a per-thread, single-writer, append-only log kept in chunks. One type serves every log a
+// scope writes to: its host records, its CUDA event pairs and its CUPTI correlation pairs.
+//
+// The owner thread appends without a lock: it writes the slot at `cursor`, then publishes it by raising
+// `published` (release). Readers (collect(), reset()) read `published` (acquire) first and then copy the
+// chunk list under the owner's mutex, so every item below the count they read sits in a chunk they hold.
+// Only reset() frees chunks, and never the one the owner writes to (unless the thread has exited).
+//
+// Lock discipline: `chunks` and `floor` are guarded by a mutex the log's holder names (a thread_buffer
+// guards its two logs with its own mutex); the caller holds it around adopt(), discard_below() and any
+// read of the chunk list.
+
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <new>
+#include <type_traits>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// A block of `capacity` items of T, laid out right after this header. `first` is the log index of
+/// items()[0].
+template <class T>
+struct log_chunk {
+  std::uint64_t first = 0;
+  std::uint32_t capacity = 0;
+  T* items() noexcept { return reinterpret_cast<T*>(this + 1); }
+  const T* items() const noexcept { return reinterpret_cast<const T*>(this + 1); }
+  std::uint64_t end() const noexcept { return first + capacity; }
+
+  /// A chunk with room for `capacity` items, or nullptr when memory is short. Items with a default
+  /// member initialiser are constructed; plain ones are left for the writer to fill.
+  static log_chunk* make(std::uint32_t capacity) noexcept {
+    static_assert(std::is_trivially_destructible<T>::value, "log items are never destroyed one by one");
+    static_assert(sizeof(log_chunk) % alignof(T) == 0, "items follow the chunk header");
+    void* p = ::operator new(sizeof(log_chunk) + sizeof(T) * capacity, std::nothrow);
+    if (p == nullptr) return nullptr;
+    auto* c = new (p) log_chunk;
+    c->capacity = capacity;
+    if (!std::is_trivially_default_constructible<T>::value)
+      for (std::uint32_t i = 0; i < capacity; ++i) new (c->items() + i) T();
+    return c;
+  }
+  static void destroy(log_chunk* c) noexcept { ::operator delete(static_cast<void*>(c)); }
+};
+
+template <class T>
+struct chunked_log {
+  using chunk_type = log_chunk<T>;
+
+  // Owner only.
+  T* cursor = nullptr;
+  T* limit = nullptr;
+  // Written by the owner (relaxed load + release store), read by anyone.
+  std::atomic<std::uint64_t> published{0};
+  // Under the holder's mutex.
+  std::vector<chunk_type*> chunks;  // in log order
+  std::uint64_t floor = 0;          // items below this index were discarded by reset()
+
+  chunked_log() = default;
+  chunked_log(const chunked_log&) = delete;
+  chunked_log& operator=(const chunked_log&) = delete;
+  ~chunked_log() {
+    for (chunk_type* c : chunks) chunk_type::destroy(c);
+  }
+
+  /// Owner: is there a free slot in the current chunk?
+  SCOPEPROF_ALWAYS_INLINE bool has_room() const noexcept { return cursor != limit; }
+  /// Owner: publish the slot at `cursor` (filled by the caller); returns its index.
+  SCOPEPROF_ALWAYS_INLINE std::uint64_t publish() noexcept {
+    ++cursor;
+    const std::uint64_t index = published.load(std::memory_order_relaxed);
+    published.store(index + 1, std::memory_order_release);
+    return index;
+  }
+  /// Owner: append one item (the caller checked has_room()); returns its index.
+  SCOPEPROF_ALWAYS_INLINE std::uint64_t push(const T& item) noexcept {
+    *cursor = item;
+    return publish();
+  }
+
+  /// Owner, holder's mutex held: make `c` the chunk written next. Throws only if the list cannot grow (the
+  /// caller keeps `c` then).
+  void adopt(chunk_type* c) {
+    c->first = published.load(std::memory_order_relaxed);
+    chunks.push_back(c);
+    cursor = c->items();
+    limit = c->items() + c->capacity;
+  }
+
+  /// Calls fn(index, item) for the items with index in [from, to) held by `list` (this log's chunk list,
+  /// or a copy of it), in order. Items are const when the list holds pointers to const chunks.
+  template <class List, class Fn>
+  static void for_each(const List& list, std::uint64_t from, std::uint64_t to, Fn&& fn) {
+    for (auto* c : list) {
+      const std::uint64_t hi = (std::min)(to, c->end());
+      for (std::uint64_t i = (std::max)(from, c->first); i < hi; ++i) fn(i, c->items()[i - c->first]);
+    }
+  }
+
+  /// Holder's mutex held: raise the floor to `to` (a count the reader saw published) and hand every
+  /// chunk that holds only items below it to `release(chunk)`. The chunk the owner writes to stays,
+  /// unless `all` (the owner has exited).
+  template <class Release>
+  void discard_below(std::uint64_t to, bool all, Release&& release) noexcept {
+    floor = (std::max)(floor, to);
+    std::size_t n = 0;
+    if (all) n = chunks.size();
+    else
+      while (n + 1 < chunks.size() && chunks[n]->end() <= to) ++n;
+    for (std::size_t i = 0; i < n; ++i) release(chunks[i]);
+    chunks.erase(chunks.begin(), chunks.begin() + static_cast<std::ptrdiff_t>(n));
+    if (all) cursor = limit = nullptr;
+  }
+};
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/chunked_log.hpp ----
 // ---- begin scopeprof/detail/log.hpp ----
 // scopeprof: the library's own messages. They go to stderr, prefixed, and never throw.
 
@@ -958,26 +1078,11 @@ struct record {
 };
 static_assert(sizeof(record) == 24, "records are meant to stay small");
 
-/// A block of records. A thread's first chunks are small (a thread that runs a few scopes should not
+/// Records come in chunks: a thread's first ones are small (a thread that runs a few scopes should not
 /// hold much memory); later ones have max_chunk_records.
-struct chunk {
-  std::uint64_t first = 0;     // record index (since the thread started) of records[0]
-  std::uint32_t capacity = 0;
-  record* records() noexcept { return reinterpret_cast<record*>(this + 1); }
-  const record* records() const noexcept { return reinterpret_cast<const record*>(this + 1); }
-};
-static_assert(sizeof(chunk) % alignof(record) == 0, "records follow the chunk header");
+using record_chunk = log_chunk<record>;
 constexpr std::uint32_t min_chunk_records = 64;
 constexpr std::uint32_t max_chunk_records = 4096;
-
-inline chunk* new_chunk(std::uint32_t capacity) noexcept {
-  void* p = ::operator new(sizeof(chunk) + sizeof(record) * capacity, std::nothrow);
-  if (p == nullptr) return nullptr;
-  chunk* c = new (p) chunk;
-  c->capacity = capacity;
-  return c;
-}
-inline void delete_chunk(chunk* c) noexcept { ::operator delete(static_cast<void*>(c)); }
 
 /// Device timing of one scope instance (CUDA builds): its event pair, resolved at collect time.
 /// Handles are stored untyped so this file needs no CUDA header.
@@ -995,11 +1100,8 @@ struct device_record {
 };
 enum device_record_state : std::uint32_t { dev_pending = 0, dev_resolved = 1, dev_captured = 2, dev_invalid = 3 };
 
-struct device_chunk {
-  static constexpr std::uint32_t capacity = 1024;
-  std::uint64_t first = 0;
-  device_record records[capacity];
-};
+using device_chunk = log_chunk<device_record>;
+constexpr std::uint32_t device_chunk_records = 1024;
 
 /// Per-thread cache for runtime names: (call site, name) -> site_info. Grows only on a new name. Held by
 /// the thread's buffer (not a thread_local of its own: that would give every including TU a TLS
@@ -1017,27 +1119,19 @@ struct dynamic_name_cache {
 /// One thread's records and counters. Owned by the global registry, so it outlives its thread.
 struct thread_buffer {
   // Written by the owner thread only (relaxed load + release store), read by collect().
-  std::atomic<std::uint64_t> recorded{0};  // records written since the thread started
+  chunked_log<record> records;             // published = records written since the thread started
   std::atomic<std::uint64_t> dropped{0};   // scopes that ended but could not be stored
   std::atomic<std::uint64_t> entered{0};   // scopes begun since the thread started
   std::atomic<std::uint32_t> depth{0};     // scopes open right now (owner-only in practice: the record's depth)
   // Owner-only.
-  record* cursor = nullptr;
-  record* limit = nullptr;
   std::uint64_t full_epoch = ~0ull;  // allocation epoch in which a refill last failed
-  device_record* device_cursor = nullptr;
-  device_record* device_limit = nullptr;
+  chunked_log<device_record> device;  // CUDA event pairs of device-timed scopes
   std::unique_ptr<dynamic_name_cache> dynamic_names;  // PROF_SCOPE_DYN lookups; freed at thread exit
-  std::atomic<std::uint64_t> device_recorded{0};  // device records written since the thread started
 
-  // Under mu: the chunk list (the owner appends on refill, reset() frees full ones).
+  // Under mu: both logs' chunk lists and floors (the owner adds chunks on refill, reset() frees full ones).
   std::mutex mu;
-  std::vector<chunk*> chunks;        // in record order; chunk::first says where each starts
-  std::uint64_t recorded_floor = 0;  // records before this index were discarded by reset()
   std::uint64_t dropped_floor = 0;
   std::uint64_t entered_floor = 0;
-  std::vector<device_chunk*> device_chunks;
-  std::uint64_t device_floor = 0;  // device records before this index were discarded by reset()
   std::string name;
   // Under the registry mutex.
   std::uint32_t ordinal = 0;
@@ -1066,7 +1160,7 @@ struct registry {
   std::uint32_t next_ordinal = 0;
 
   std::mutex pool_mu;  // free chunks
-  std::vector<chunk*> free_chunks;
+  std::vector<record_chunk*> free_chunks;
   std::atomic<std::uint64_t> allocated_records{0};
   std::atomic<std::uint64_t> max_records{std::uint64_t{1} << 22};
   std::atomic<std::uint64_t> alloc_epoch{0};  // bumped whenever memory is freed or the cap raised
@@ -1110,14 +1204,7 @@ SCOPEPROF_API std::uint64_t append_slow(thread_buffer& b, const record& rec) noe
 /// Store one finished scope and return its index (no_record if dropped); the caller then lowers the
 /// depth (after, so a reader never sees both old).
 SCOPEPROF_ALWAYS_INLINE std::uint64_t append(thread_buffer& b, const record& rec) noexcept {
-  record* c = b.cursor;
-  if (SCOPEPROF_LIKELY(c != b.limit)) {
-    *c = rec;
-    b.cursor = c + 1;
-    const std::uint64_t index = b.recorded.load(std::memory_order_relaxed);
-    b.recorded.store(index + 1, std::memory_order_release);
-    return index;
-  }
+  if (SCOPEPROF_LIKELY(b.records.has_room())) return b.records.push(rec);
   return append_slow(b, rec);
 }
 
@@ -1128,13 +1215,10 @@ constexpr std::uint64_t max_device_records = std::uint64_t{1} << 20;
 /// skipped).
 SCOPEPROF_API device_record* device_slot_slow(thread_buffer& b) noexcept;
 SCOPEPROF_ALWAYS_INLINE device_record* device_slot(thread_buffer& b) noexcept {
-  return b.device_cursor != b.device_limit ? b.device_cursor : device_slot_slow(b);
+  return b.device.has_room() ? b.device.cursor : device_slot_slow(b);
 }
 /// Publish the slot filled after device_slot().
-SCOPEPROF_ALWAYS_INLINE void device_commit(thread_buffer& b) noexcept {
-  ++b.device_cursor;
-  b.device_recorded.store(b.device_recorded.load(std::memory_order_relaxed) + 1, std::memory_order_release);
-}
+SCOPEPROF_ALWAYS_INLINE void device_commit(thread_buffer& b) noexcept { b.device.publish(); }
 
 /// The name as kept: cut to max_name_bytes at a UTF-8 boundary, ending in "...".
 SCOPEPROF_API std::string truncate_name(std::string_view name);
@@ -1199,6 +1283,111 @@ SCOPEPROF_NAMESPACE_END
 // defined in impl/cuda_events.hpp (compiled once, or inline in header-only builds); the state they work
 // on (devices, pools, caches) lives in cuda_device.hpp, which the scope never sees.
 
+// ---- begin scopeprof/detail/scope_hooks.hpp ----
+// scopeprof: the hook interface between a scope and the backends that act at its boundaries.
+//
+// A backend gives a per-scope state type H, held inside scopeprof::scope, with
+//
+//   static constexpr hook_place place;                         // where it runs, see below
+//   void enter(const hook_entry& e) noexcept;                  // scope entry
+//   void leave() noexcept;                                     // scope exit, on the same thread
+//   void store(thread_buffer& b, std::uint64_t host_index) noexcept;  // after the host record is stored
+//                                                              // (host_index is no_record if it was dropped)
+//
+// hook_place::outside hooks run around the host time: they enter before the begin time is read and leave
+// after the end time (NVTX, torch), so their own cost is not in the scope's host time. hook_place::inside
+// hooks run within it: they enter after the begin time and leave before the end time (the CUDA event
+// pair, CUPTI correlation), so a device span starts inside the host scope that launched its work. Entry
+// runs the hooks in list order, exit in reverse order, store in list order. is_scope_hook<H> checks a type
+// against the interface.
+//
+// The backends' work outside the scopes (collect(), reset()) goes through backend_hooks
+// (backends/backend_hooks.hpp).
+
+
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+#if SCOPEPROF_WITH_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+SCOPEPROF_NAMESPACE_BEGIN
+
+#if SCOPEPROF_WITH_CUDA
+/// The stream a scope is device-timed on, when none is named.
+using stream_handle = cudaStream_t;
+#else
+using stream_handle = void*;
+#endif
+
+namespace detail {
+
+enum class hook_place { outside, inside };
+
+/// What a hook sees at scope entry. `begin_ticks` is the scope's host begin time (inside hooks only; an
+/// inside hook that ran one-time set-up may move it later, past the set-up).
+struct hook_entry {
+  thread_buffer& buffer;
+  site_info& site;
+  stream_handle stream;
+  std::uint64_t& begin_ticks;
+};
+
+template <class H, class = void>
+struct is_scope_hook : std::false_type {};
+template <class H>
+struct is_scope_hook<
+    H, std::void_t<decltype(H::place), decltype(std::declval<H&>().enter(std::declval<const hook_entry&>())),
+                   decltype(std::declval<H&>().leave()),
+                   decltype(std::declval<H&>().store(std::declval<thread_buffer&>(), std::uint64_t{}))>>
+    : std::bool_constant<noexcept(std::declval<H&>().enter(std::declval<const hook_entry&>())) &&
+                         noexcept(std::declval<H&>().leave()) &&
+                         noexcept(std::declval<H&>().store(std::declval<thread_buffer&>(), std::uint64_t{}))> {};
+
+/// The hooks of one scope, in order. Stateless hooks take no room (empty bases).
+template <class... H>
+struct hook_list {
+  SCOPEPROF_ALWAYS_INLINE void enter(hook_place, const hook_entry&) noexcept {}
+  SCOPEPROF_ALWAYS_INLINE void leave(hook_place) noexcept {}
+  SCOPEPROF_ALWAYS_INLINE void store(thread_buffer&, std::uint64_t) noexcept {}
+};
+
+template <class H, class... Rest>
+struct hook_list<H, Rest...> : private H, private hook_list<Rest...> {
+  static_assert(is_scope_hook<H>::value, "a scope hook needs place, and noexcept enter(), leave() and store()");
+  using rest = hook_list<Rest...>;
+
+  /// The hooks of this place, in list order.
+  SCOPEPROF_ALWAYS_INLINE void enter(hook_place where, const hook_entry& e) noexcept {
+    if (H::place == where) H::enter(e);
+    rest::enter(where, e);
+  }
+  /// The hooks of this place, in reverse order.
+  SCOPEPROF_ALWAYS_INLINE void leave(hook_place where) noexcept {
+    rest::leave(where);
+    if (H::place == where) H::leave();
+  }
+  SCOPEPROF_ALWAYS_INLINE void store(thread_buffer& b, std::uint64_t host_index) noexcept {
+    H::store(b, host_index);
+    rest::store(b, host_index);
+  }
+};
+
+/// The hook of a backend not built in: it does nothing and takes no room. N keeps the stand-ins of
+/// different backends apart (a hook_list cannot hold one base type twice).
+template <int N>
+struct no_hook {
+  static constexpr hook_place place = hook_place::outside;
+  SCOPEPROF_ALWAYS_INLINE void enter(const hook_entry&) noexcept {}
+  SCOPEPROF_ALWAYS_INLINE void leave() noexcept {}
+  SCOPEPROF_ALWAYS_INLINE void store(thread_buffer&, std::uint64_t) noexcept {}
+};
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/scope_hooks.hpp ----
 
 #include <atomic>
 #include <cstdint>
@@ -1239,6 +1428,26 @@ SCOPEPROF_API cudaEvent_t device_end(device_scope& s) noexcept;
 SCOPEPROF_API void device_store(thread_buffer& b, const device_scope& s, cudaEvent_t end_event,
                                       std::uint64_t host_index) noexcept;
 
+/// The CUDA-event backend's scope hook (scope_hooks.hpp): inside the host time, so the device span starts
+/// inside the host scope that launched it. A scope with no stream named is timed on the stream
+/// default_stream_policy() picks.
+struct device_hook {
+  static constexpr hook_place place = hook_place::inside;
+  device_scope s;
+  SCOPEPROF_ALWAYS_INLINE void enter(const hook_entry& e) noexcept {
+    if (g_device_timing.load(std::memory_order_relaxed) != device_timing_off)
+      device_begin(s, e.site, e.stream, e.begin_ticks);
+  }
+  SCOPEPROF_ALWAYS_INLINE void leave() noexcept {
+    if (s.begin != nullptr && device_end(s) == nullptr) s.begin = nullptr;  // failed: nothing to store
+  }
+  SCOPEPROF_ALWAYS_INLINE void store(thread_buffer& b, std::uint64_t host_index) noexcept {
+    if (s.begin != nullptr) device_store(b, s, s.end, host_index);
+  }
+};
+
+#else
+using device_hook = no_hook<2>;
 #endif  // SCOPEPROF_WITH_CUDA
 
 }  // namespace detail
@@ -1292,11 +1501,13 @@ SCOPEPROF_API void cupti_pop(std::uint64_t id) noexcept;
 /// Remember which host record the external id belongs to (after the host record got its index).
 SCOPEPROF_API void cupti_store(std::uint64_t id, std::uint64_t host_index) noexcept;
 
-/// Per-scope state of the CUPTI collector (lives inside scopeprof::scope). Off: one relaxed load and a branch.
-struct cupti_scope {
+/// The CUPTI collector's scope hook (scope_hooks.hpp): inside the host time, around the CUDA event pair,
+/// so the work the scope launches carries its external id. Off: one relaxed load and a branch.
+struct cupti_hook {
+  static constexpr hook_place place = hook_place::inside;
   std::uint64_t id = 0;  // 0: nothing pushed
-  SCOPEPROF_ALWAYS_INLINE void enter(thread_buffer& b, const site_info&) noexcept {
-    if (SCOPEPROF_UNLIKELY(g_cupti_on.load(std::memory_order_relaxed) != 0)) id = cupti_push(b);
+  SCOPEPROF_ALWAYS_INLINE void enter(const hook_entry& e) noexcept {
+    if (SCOPEPROF_UNLIKELY(g_cupti_on.load(std::memory_order_relaxed) != 0)) id = cupti_push(e.buffer);
   }
   SCOPEPROF_ALWAYS_INLINE void leave() noexcept {
     if (SCOPEPROF_UNLIKELY(id != 0)) cupti_pop(id);
@@ -1306,6 +1517,8 @@ struct cupti_scope {
   }
 };
 
+#else
+using cupti_hook = no_hook<3>;
 #endif
 
 }  // namespace detail
@@ -1394,6 +1607,27 @@ SCOPEPROF_NAMESPACE_END
 //     PROF_SCOPE_DYN(layer.name());      // a runtime name (std::string / std::string_view / const char*)
 //   }
 
+// ---- begin scopeprof/backends/nvtx_hook.hpp ----
+// scopeprof: the NVTX backend's scope hook (scope_hooks.hpp): a range pushed and popped outside the host
+// time, so the NVTX call and any tool attached to it are not in the scope's host time. Kept apart from
+// nvtx.hpp, which the recorder includes for the per-site data before the hook interface exists.
+
+
+#include <cstdint>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+struct nvtx_hook {
+  static constexpr hook_place place = hook_place::outside;
+  SCOPEPROF_ALWAYS_INLINE void enter(const hook_entry& e) noexcept { nvtx_push(e.site.nvtx); }
+  SCOPEPROF_ALWAYS_INLINE void leave() noexcept { nvtx_pop(); }
+  SCOPEPROF_ALWAYS_INLINE void store(thread_buffer&, std::uint64_t) noexcept {}
+};
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/backends/nvtx_hook.hpp ----
 // ---- begin scopeprof/backends/torch.hpp ----
 // scopeprof: LibTorch backend (SCOPEPROF_WITH_TORCH=1).
 //
@@ -1424,17 +1658,22 @@ SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
 #if SCOPEPROF_ENABLED && SCOPEPROF_WITH_TORCH
-/// Per-scope state of the torch backend (lives inside scopeprof::scope).
-struct torch_scope {
-  SCOPEPROF_ALWAYS_INLINE void enter(const site_info& site) noexcept {
+/// The torch backend's scope hook (scope_hooks.hpp): outside the host time, so the RecordFunction's own
+/// cost is not in it.
+struct torch_hook {
+  static constexpr hook_place place = hook_place::outside;
+
+  SCOPEPROF_ALWAYS_INLINE void enter(const hook_entry& e) noexcept {
     // The listener check is the whole cost when nobody listens; the rest stays out of line.
     auto callbacks = at::getStepCallbacksUnlessEmpty(at::RecordScope::USER_SCOPE);
-    if (SCOPEPROF_UNLIKELY(callbacks.has_value())) open(std::move(*callbacks), site);
+    if (SCOPEPROF_UNLIKELY(callbacks.has_value())) open(std::move(*callbacks), e.site);
   }
 
   SCOPEPROF_ALWAYS_INLINE void leave() noexcept {
     if (SCOPEPROF_UNLIKELY(record_.has_value())) close();
   }
+
+  SCOPEPROF_ALWAYS_INLINE void store(thread_buffer&, std::uint64_t) noexcept {}
 
  private:
   // The name is the site's own string: site_info objects live as long as the process (the registry is
@@ -1481,6 +1720,7 @@ inline const char* torch_evidence_text() noexcept {
   return "RecordFunction USER_SCOPE entries while a torch profiler listens (SCOPEPROF_WITH_TORCH=1)";
 }
 #else
+using torch_hook = no_hook<1>;
 inline const char* torch_evidence_text() noexcept { return "not built (SCOPEPROF_WITH_TORCH=0)"; }
 #endif
 
@@ -1494,12 +1734,11 @@ SCOPEPROF_NAMESPACE_END
 
 SCOPEPROF_NAMESPACE_BEGIN
 
-#if SCOPEPROF_WITH_CUDA
-/// The stream a scope is device-timed on, when none is named.
-using stream_handle = cudaStream_t;
-#else
-using stream_handle = void*;
-#endif
+namespace detail {
+/// Every backend's hook, in the order they enter (detail/scope_hooks.hpp): NVTX and torch outside the host
+/// time, then the CUDA event pair and CUPTI correlation inside it. Backends not built in take no room.
+using scope_hook_list = hook_list<nvtx_hook, torch_hook, device_hook, cupti_hook>;
+}  // namespace detail
 
 /// @brief RAII timer for one block: records host begin/end ticks, pushes an NVTX range and, in CUDA
 /// builds, records a CUDA event pair on its stream for the device span.
@@ -1557,21 +1796,10 @@ class scope {
     b->depth.store(b->depth.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     buffer_ = b;
     site_id_ = info->id;
-    detail::nvtx_push(info->nvtx);
-#if SCOPEPROF_WITH_TORCH
-    torch_.enter(*info);  // [torch hook: enter]
-#endif
+    const detail::hook_entry e{*b, *info, stream, begin_ticks_};
+    hooks_.enter(detail::hook_place::outside, e);
     begin_ticks_ = detail::read_ticks();
-#if SCOPEPROF_WITH_CUDA
-    // After the host begin: the device span starts inside the host scope that launched it.
-    if (detail::g_device_timing.load(std::memory_order_relaxed) != detail::device_timing_off)
-      detail::device_begin(device_, *info, stream, begin_ticks_);  // no stream named: see default_stream_policy()
-#else
-    (void)stream;
-#endif
-#if SCOPEPROF_WITH_CUPTI
-    cupti_.enter(*b, *info);  // [cupti hook: enter]
-#endif
+    hooks_.enter(detail::hook_place::inside, e);  // may move begin_ticks_ past one-time set-up
   }
 
   SCOPEPROF_NOINLINE void enter_cold(call_site& site, const std::string_view* name, stream_handle stream) noexcept {
@@ -1590,17 +1818,9 @@ class scope {
   }
 
   SCOPEPROF_ALWAYS_INLINE void leave() noexcept {
-#if SCOPEPROF_WITH_CUPTI
-    cupti_.leave();  // [cupti hook: leave]
-#endif
-#if SCOPEPROF_WITH_CUDA
-    cudaEvent_t end_event = device_.begin != nullptr ? detail::device_end(device_) : nullptr;
-#endif
+    hooks_.leave(detail::hook_place::inside);
     const std::uint64_t end_ticks = detail::read_ticks();
-#if SCOPEPROF_WITH_TORCH
-    torch_.leave();  // [torch hook: leave]
-#endif
-    detail::nvtx_pop();
+    hooks_.leave(detail::hook_place::outside);
     detail::thread_buffer* b = buffer_;
     if (SCOPEPROF_UNLIKELY(b != detail::t_buffer)) {
       detail::note_cross_thread_exit();
@@ -1609,29 +1829,14 @@ class scope {
     const std::uint32_t depth = b->depth.load(std::memory_order_relaxed) - 1;
     const std::uint64_t index = detail::append(
         *b, detail::record{begin_ticks_, end_ticks, site_id_, static_cast<std::uint16_t>(depth < 0xFFFFu ? depth : 0xFFFFu), 0});
-#if SCOPEPROF_WITH_CUDA
-    if (end_event != nullptr) detail::device_store(*b, device_, end_event, index);
-#else
-    (void)index;
-#endif
-#if SCOPEPROF_WITH_CUPTI
-    cupti_.store(*b, index);  // [cupti hook: store]
-#endif
+    hooks_.store(*b, index);
     b->depth.store(depth, std::memory_order_relaxed);
   }
 
   detail::thread_buffer* buffer_ = nullptr;  // null: this scope records nothing
   std::uint64_t begin_ticks_ = 0;
   std::uint32_t site_id_ = 0;
-#if SCOPEPROF_WITH_CUDA
-  detail::device_scope device_;
-#endif
-#if SCOPEPROF_WITH_CUPTI
-  detail::cupti_scope cupti_;  // [cupti hook: state]
-#endif
-#if SCOPEPROF_WITH_TORCH
-  detail::torch_scope torch_;  // [torch hook: state]
-#endif
+  detail::scope_hook_list hooks_;
 #endif
 };
 
@@ -1734,20 +1939,20 @@ SCOPEPROF_NAMESPACE_END
 SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
-inline chunk* take_chunk(registry& r, std::uint32_t capacity) {
+inline record_chunk* take_chunk(registry& r, std::uint32_t capacity) {
   if (capacity == max_chunk_records) {
     std::lock_guard<std::mutex> lock(r.pool_mu);
     if (!r.free_chunks.empty()) {
-      chunk* c = r.free_chunks.back();
+      record_chunk* c = r.free_chunks.back();
       r.free_chunks.pop_back();
       return c;
     }
   }
-  return new_chunk(capacity);
+  return record_chunk::make(capacity);
 }
 
 /// Give a chunk back: full-size ones are kept for reuse (up to a few), the rest are freed.
-inline void return_chunk(registry& r, chunk* c) noexcept {
+inline void return_chunk(registry& r, record_chunk* c) noexcept {
   r.allocated_records.fetch_sub(c->capacity, std::memory_order_relaxed);
   if (c->capacity == max_chunk_records) {
     std::lock_guard<std::mutex> lock(r.pool_mu);
@@ -1759,7 +1964,7 @@ inline void return_chunk(registry& r, chunk* c) noexcept {
       }
     }
   }
-  delete_chunk(c);
+  record_chunk::destroy(c);
 }
 
 }  // namespace detail
@@ -1858,7 +2063,7 @@ SCOPEPROF_NOINLINE inline bool refill(thread_buffer& b) noexcept {
   registry& r = the_registry();
   const std::uint64_t epoch = r.alloc_epoch.load(std::memory_order_acquire);
   if (b.full_epoch == epoch) return false;  // still full: drop without taking a lock
-  const std::uint64_t next_index = b.recorded.load(std::memory_order_relaxed);
+  const std::uint64_t next_index = b.records.published.load(std::memory_order_relaxed);
   std::uint32_t capacity = min_chunk_records;
   while (capacity < max_chunk_records && capacity <= next_index) capacity *= 4;
   if (capacity > max_chunk_records) capacity = max_chunk_records;
@@ -1870,15 +2075,12 @@ SCOPEPROF_NOINLINE inline bool refill(thread_buffer& b) noexcept {
       return false;
     }
   } while (!r.allocated_records.compare_exchange_weak(used, used + capacity, std::memory_order_relaxed));
-  chunk* c = nullptr;
+  record_chunk* c = nullptr;
   try {
     c = take_chunk(r, capacity);
     if (c == nullptr) throw std::bad_alloc();
-    c->first = next_index;
     std::lock_guard<std::mutex> lock(b.mu);
-    b.chunks.push_back(c);
-    b.cursor = c->records();
-    b.limit = c->records() + c->capacity;
+    b.records.adopt(c);
     return true;
   } catch (...) {
     if (c != nullptr) return_chunk(r, c);
@@ -1889,12 +2091,7 @@ SCOPEPROF_NOINLINE inline bool refill(thread_buffer& b) noexcept {
 }
 
 SCOPEPROF_NOINLINE SCOPEPROF_API std::uint64_t append_slow(thread_buffer& b, const record& rec) noexcept {
-  if (refill(b)) {
-    *b.cursor++ = rec;
-    const std::uint64_t index = b.recorded.load(std::memory_order_relaxed);
-    b.recorded.store(index + 1, std::memory_order_release);
-    return index;
-  }
+  if (refill(b)) return b.records.push(rec);
   b.dropped.store(b.dropped.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   return no_record;
 }
@@ -1902,24 +2099,24 @@ SCOPEPROF_NOINLINE SCOPEPROF_API std::uint64_t append_slow(thread_buffer& b, con
 /// Reserve the slot for one device record; nullptr when the cap is reached (the timing is skipped).
 SCOPEPROF_NOINLINE SCOPEPROF_API device_record* device_slot_slow(thread_buffer& b) noexcept {
   registry& r = the_registry();
-  if (r.device_records_held.fetch_add(device_chunk::capacity, std::memory_order_relaxed) + device_chunk::capacity >
+  if (r.device_records_held.fetch_add(device_chunk_records, std::memory_order_relaxed) + device_chunk_records >
       max_device_records) {
-    r.device_records_held.fetch_sub(device_chunk::capacity, std::memory_order_relaxed);
+    r.device_records_held.fetch_sub(device_chunk_records, std::memory_order_relaxed);
     return nullptr;
   }
+  device_chunk* c = device_chunk::make(device_chunk_records);
   try {
-    auto* c = new device_chunk;
-    c->first = b.device_recorded.load(std::memory_order_relaxed);
+    if (c == nullptr) throw std::bad_alloc();
     std::lock_guard<std::mutex> lock(b.mu);
-    b.device_chunks.push_back(c);
-    b.device_cursor = c->records;
-    b.device_limit = c->records + device_chunk::capacity;
-    return b.device_cursor;
+    b.device.adopt(c);
+    return b.device.cursor;
   } catch (...) {
-    r.device_records_held.fetch_sub(device_chunk::capacity, std::memory_order_relaxed);
+    if (c != nullptr) device_chunk::destroy(c);
+    r.device_records_held.fetch_sub(device_chunk_records, std::memory_order_relaxed);
     return nullptr;
   }
 }
+
 SCOPEPROF_API std::string truncate_name(std::string_view name) {
   if (name.size() <= max_name_bytes) return std::string(name);
   std::string cut(utf8_prefix(name, max_name_bytes - 3));
@@ -2767,10 +2964,16 @@ SCOPEPROF_DETAIL_COLD_END
 // snapshot, the evidence line, and the discarding of what reset() forgets. Without the collector these
 // are no-ops.
 
+// ---- begin scopeprof/backends/backend_hooks.hpp ----
+// scopeprof: the hook interface of the backends' work outside the scopes. A scope reaches a backend through
+// its scope hook (detail/scope_hooks.hpp); collect() and reset() reach it through one backend_hooks entry
+// (backends/backend_list.hpp lists them). A backend hands its data to the report only by filling its part
+// of the raw snapshot here; it never sees the report class, a builder or a writer.
+
 // ---- begin scopeprof/detail/raw_snapshot.hpp ----
 // scopeprof: what collect() hands to the report builder: per-thread records already in nanoseconds, the
-// call sites, the counts, the evidence, and the CUPTI records. The recorder and the backends fill it; the
-// report builder (report_builder.hpp) turns it into a report. Neither side sees the other.
+// call sites, the counts, the evidence, and the CUPTI records. The recorder and the backends fill it;
+// build_report() (the builder, report_builder.hpp) turns it into a report. Neither side sees the other.
 
 
 #include <cstdint>
@@ -2778,6 +2981,8 @@ SCOPEPROF_DETAIL_COLD_END
 #include <vector>
 
 SCOPEPROF_NAMESPACE_BEGIN
+class report;
+
 namespace detail {
 
 /// What collect() gathers before any analysis: one thread's records, already converted to nanoseconds.
@@ -2823,9 +3028,190 @@ struct raw_snapshot {
   std::vector<std::string> activity_names;
 };
 
+/// Build a report from a raw snapshot (collect() does this; tests may too, with <scopeprof.hpp> and this
+/// header). Defined in impl/report.hpp.
+SCOPEPROF_API report build_report(raw_snapshot raw);
+
 }  // namespace detail
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/detail/raw_snapshot.hpp ----
+// ---- begin scopeprof/detail/snapshot.hpp ----
+// scopeprof: what collect() and reset() do to the recorder, without stopping any thread. The lists are
+// copied under the registry mutex, each thread's chunk list under its own mutex, and everything slow
+// (converting records, waiting for the GPU, building the report) runs with only collect_mu held, which no
+// scope ever takes. Chunks are freed only by reset() and thread buffers only by release_exited(), both
+// under collect_mu, so the copies stay valid while collect() reads them.
+
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// Read one thread's counters as one consistent set, without stopping the owner. `recorded` and
+/// `dropped` are read first (acquire): every scope they count was entered before, so the `entered` read
+/// afterwards includes it, and in_flight = entered - recorded - dropped is never negative.
+struct thread_counters {
+  std::uint64_t entered = 0, recorded = 0, dropped = 0;
+};
+inline thread_counters read_counters(const thread_buffer& b) noexcept {
+  const std::uint64_t recorded = b.records.published.load(std::memory_order_acquire);
+  const std::uint64_t dropped = b.dropped.load(std::memory_order_acquire);
+  const std::uint64_t entered = b.entered.load(std::memory_order_acquire);
+  return {entered, recorded, dropped};
+}
+
+/// One thread as collect() sees it: its counters and the chunks that hold its published records.
+struct thread_view {
+  thread_buffer* buffer = nullptr;
+  std::uint32_t ordinal = 0;
+  std::uint64_t os_id = 0;
+  bool exited = false;
+  std::string name;
+  thread_counters counters;
+  std::uint64_t recorded_floor = 0, dropped_floor = 0, entered_floor = 0;
+  std::uint64_t device_floor = 0, device_count = 0;
+  std::vector<record_chunk*> chunks;
+  std::vector<device_chunk*> device_chunks;
+};
+
+struct registry_view {
+  std::vector<thread_view> threads;
+  std::vector<const site_info*> sites;  // never freed; their names never change after registration
+  std::uint64_t unattached = 0;
+};
+
+/// Copy the lists (registry mutex held only for the copy) and each thread's chunk list (its own mutex).
+/// Counters are read before the chunk list: a chunk is added before any record in it is published.
+inline registry_view view_registry(registry& r) {
+  registry_view v;
+  {
+    std::lock_guard<std::mutex> lock(r.mu);
+    v.sites.reserve(r.sites.size());
+    for (const auto& s : r.sites) v.sites.push_back(s.get());
+    v.threads.resize(r.threads.size());
+    for (std::size_t i = 0; i < r.threads.size(); ++i) {
+      thread_view& t = v.threads[i];
+      t.buffer = r.threads[i];
+      t.ordinal = t.buffer->ordinal;
+      t.os_id = t.buffer->os_id;
+      t.exited = t.buffer->exited;
+    }
+    v.unattached = r.unattached_drops.load(std::memory_order_relaxed) - r.unattached_floor;
+  }
+  for (thread_view& t : v.threads) {
+    thread_buffer& b = *t.buffer;
+    t.counters = read_counters(b);
+    t.device_count = b.device.published.load(std::memory_order_acquire);
+    std::lock_guard<std::mutex> lock(b.mu);
+    t.name = b.name;
+    t.recorded_floor = b.records.floor;
+    t.dropped_floor = b.dropped_floor;
+    t.entered_floor = b.entered_floor;
+    t.device_floor = b.device.floor;
+    t.chunks = b.records.chunks;
+    t.device_chunks = b.device.chunks;
+  }
+  return v;
+}
+
+/// One thread's records since its floor, converted to nanoseconds (the backends attach their data later).
+inline raw_thread read_thread(const thread_view& t, const tick_converter& conv) {
+  raw_thread out;
+  out.desc.index = t.ordinal;
+  out.desc.os_id = t.os_id;
+  out.desc.exited = t.exited;
+  out.desc.name = t.name;
+  scope_counts& c = out.desc.counts;
+  c.recorded = t.counters.recorded - t.recorded_floor;
+  c.dropped = t.counters.dropped - t.dropped_floor;
+  c.entered = t.counters.entered - t.entered_floor;
+  c.in_flight = c.entered - c.recorded - c.dropped;
+  const std::uint64_t from = t.recorded_floor, to = t.counters.recorded;
+  out.records.reserve(static_cast<std::size_t>(to - from));
+  chunked_log<record>::for_each(t.chunks, from, to, [&](std::uint64_t, const record& rec) {
+    raw_instance x;
+    x.site = rec.site;
+    x.depth = rec.depth;
+    x.host_begin_ns = conv.to_ns(rec.begin_ticks);
+    x.host_end_ns = conv.to_ns(rec.end_ticks);
+    out.records.push_back(x);
+  });
+  return out;
+}
+
+/// reset() for one thread: raise its floors to what it has published, free the chunks that hold only
+/// discarded records (all of them for a thread that exited; never the one its owner writes to). The
+/// backends discard their own logs (backend_hooks::reset). Under collect_mu.
+inline void discard_thread(registry& r, thread_buffer& b, bool exited) {
+  const thread_counters c = read_counters(b);
+  std::lock_guard<std::mutex> lock(b.mu);
+  b.dropped_floor = c.dropped;
+  b.entered_floor = c.recorded + c.dropped;  // scopes open now stay counted as entered
+  b.records.discard_below(c.recorded, exited, [&](record_chunk* ch) { return_chunk(r, ch); });
+}
+
+/// Threads that had exited when discard_thread() emptied them: out of the registry and freed, so thread
+/// churn costs no memory after a reset(). `forget(sorted)` tells other per-thread state (the CUPTI
+/// collector's) which buffers are gone, in one pass, sorted by address. Under collect_mu.
+template <class Forget>
+inline void release_exited(registry& r, const std::vector<thread_buffer*>& emptied, Forget&& forget) {
+  if (emptied.empty()) return;
+  std::vector<thread_buffer*> sorted(emptied);
+  std::sort(sorted.begin(), sorted.end(), std::less<thread_buffer*>());
+  {
+    std::lock_guard<std::mutex> lock(r.mu);
+    r.threads.erase(std::remove_if(r.threads.begin(), r.threads.end(),
+                                   [&](thread_buffer* b) {
+                                     return std::binary_search(sorted.begin(), sorted.end(), b, std::less<thread_buffer*>());
+                                   }),
+                    r.threads.end());
+  }
+  forget(static_cast<const std::vector<thread_buffer*>&>(sorted));
+  for (thread_buffer* b : emptied) delete b;  // its chunks went back in discard_thread()
+}
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/snapshot.hpp ----
+
+#include <utility>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// What collect() gives each backend. raw.threads[t] is view.threads[t]: its records are that thread's host
+/// records from view.threads[t].recorded_floor up to view.threads[t].counters.recorded, in order.
+struct collect_context {
+  const registry_view& view;
+  const tick_converter& conv;
+};
+
+/// A thread reset() goes through, and whether it had exited (then everything of it goes).
+using reset_thread = std::pair<thread_buffer*, bool>;
+
+/// One backend's work outside the scopes. Every entry runs with the registry's collect_mu held (one
+/// collect() or reset() at a time), never on a scope's path; a null entry is skipped.
+struct backend_hooks {
+  const char* name;
+  /// collect(): add this backend's data and evidence line to the snapshot. May throw (collect() reports it).
+  void (*collect)(raw_snapshot& raw, const collect_context& ctx);
+  /// reset(): forget the data of finished scopes, and all data of threads that exited.
+  void (*reset)(const std::vector<reset_thread>& threads) noexcept;
+  /// reset() freed these exited threads' buffers (sorted by address): drop anything keyed by them.
+  void (*forget_threads)(const std::vector<thread_buffer*>& gone) noexcept;
+};
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/backends/backend_hooks.hpp ----
 
 #include <algorithm>
 #include <atomic>
@@ -3028,23 +3414,16 @@ struct cupti_pair {
   std::uint64_t seq;
   std::uint64_t host_index;
 };
-struct cupti_pair_chunk {
-  static constexpr std::uint32_t capacity = 2048;
-  std::uint64_t first = 0;
-  cupti_pair pairs[capacity];
-};
+using cupti_pair_chunk = log_chunk<cupti_pair>;
+constexpr std::uint32_t cupti_pair_chunk_pairs = 2048;
 
-/// Per thread: the pairs its scopes stored (owner appends, collect() reads up to `published`).
+/// Per thread: the pairs its scopes stored (owner appends, collect() reads up to `pairs.published`).
 struct cupti_thread {
   thread_buffer* owner = nullptr;
   std::uint32_t slot = 0;
   std::uint64_t next_seq = 0;  // owner only
-  cupti_pair* cursor = nullptr;
-  cupti_pair* limit = nullptr;
-  std::atomic<std::uint64_t> published{0};
-  std::mutex mu;  // chunks and floor
-  std::vector<cupti_pair_chunk*> chunks;
-  std::uint64_t floor = 0;  // pairs before this were discarded by reset()
+  chunked_log<cupti_pair> pairs;
+  std::mutex mu;  // the pair log's chunks and floor
 };
 inline thread_local cupti_thread* t_cupti = nullptr;
 
@@ -3487,6 +3866,102 @@ inline bool cupti_enable_kind_locked(cupti_collector& c, CUpti_ActivityKind k, s
   return true;
 }
 
+/// Why CUPTI refused our subscription because another tool holds it. `holder`: the holder's name as
+/// cuptiSubscribe_v2 gave it (empty without it).
+inline std::string cupti_withheld_reason(const cupti_collector& c, CUptiResult r, std::string holder) {
+  // A holder that subscribed without a name (Kineto does) is reported by CUPTI as "... <not provided>".
+  if (holder.find("not provided") != std::string::npos) holder.clear();
+  if (holder.empty() && g_kineto_cuda_started.load())
+    holder = "a torch profiler session with CUDA activity ran in this process, and Kineto keeps CUPTI until the process ends";
+  return std::string("CUPTI is held by another tool") + (holder.empty() ? std::string() : " (" + holder + ")") +
+         " (cuptiSubscribe: " + cupti_result_text(c.api, r) +
+         "; Nsight Systems, Nsight Compute, compute-sanitizer, cuda-gdb and torch profiler sessions hold it)";
+}
+
+/// Claim the subscriber slot: it is how CUPTI tells us another tool is collecting. On failure the state
+/// says why.
+inline bool cupti_subscribe_locked(cupti_collector& c) {
+  CUptiResult r;
+  char holder[128] = {};
+#if SCOPEPROF_CUPTI_SUBSCRIBE_V2
+  static_assert(sizeof holder >= CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN, "room for the holder's name");
+  if (c.api.subscribe_v2 != nullptr) {
+    CUpti_SubscriberParams p{};
+    p.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+    p.subscriberName = "scopeprof";
+    p.oldSubscriberName = holder;
+    p.oldSubscriberSize = sizeof holder;
+    r = c.api.subscribe_v2(&c.subscriber, &cupti_subscriber_callback, nullptr, &p);
+  } else
+#endif
+  {
+    r = c.api.subscribe(&c.subscriber, &cupti_subscriber_callback, nullptr);
+  }
+  if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+    holder[sizeof holder - 1] = '\0';
+    cupti_set_state_locked(c, cupti_state::withheld, cupti_withheld_reason(c, r, holder));
+    return false;
+  }
+  if (r != CUPTI_SUCCESS) {
+    std::string why = "cuptiSubscribe failed: " + cupti_result_text(c.api, r);
+    if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) why += " (insufficient privileges)";
+    else if (r == CUPTI_ERROR_UNKNOWN || r == CUPTI_ERROR_NOT_INITIALIZED) why += " (no usable CUDA driver?)";
+    cupti_set_state_locked(c, cupti_state::unavailable, why);
+    return false;
+  }
+  c.subscribed = true;
+  return true;
+}
+
+/// Subscribed: register the buffer callbacks and enable our record kinds. On failure nothing stays
+/// enabled, the subscription is given back and the state says why.
+inline bool cupti_enable_locked(cupti_collector& c) {
+  // Register on every start: the buffer callbacks are process-wide, and a tool that held CUPTI since our
+  // last start (a torch profiler session, say) may have put its own in place. If a second registration is
+  // refused, the start-up probe finds out where the records go.
+  const CUptiResult r = c.api.register_callbacks(&cupti_buffer_requested, &cupti_buffer_completed);
+  if (r != CUPTI_SUCCESS && !c.callbacks_registered) {
+    cupti_unsubscribe_locked(c);
+    cupti_set_state_locked(c, cupti_state::unavailable, "cuptiActivityRegisterCallbacks failed: " + cupti_result_text(c.api, r));
+    return false;
+  }
+  c.callbacks_registered = true;
+  std::string why;
+  for (auto k : {CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+                 CUPTI_ACTIVITY_KIND_MEMSET})
+    if (!cupti_enable_kind_locked(c, k, why)) {
+      cupti_disable_kinds_locked(c);
+      cupti_unsubscribe_locked(c);
+      if (why.find("INSUFFICIENT_PRIVILEGES") != std::string::npos) why += " (insufficient privileges)";
+      cupti_set_state_locked(c, cupti_state::unavailable, why);
+      return false;
+    }
+  return true;
+}
+
+/// Active, `lock` (on c.mu) released: check the path end to end once. If CUPTI delivers the memset but no
+/// external correlation for it, it may want API records to correlate: switch those on and look again.
+/// On failure CUPTI is given back and the state says why (`lock` is then held again).
+inline bool cupti_check_start(cupti_collector& c, std::unique_lock<std::mutex>& lock) {
+  std::string why;
+  probe_result p = cupti_probe(c, why);
+  if (p == probe_result::no_correlation) {
+    lock.lock();
+    std::string why2;
+    c.api_records = cupti_enable_kind_locked(c, CUPTI_ACTIVITY_KIND_RUNTIME, why2) &&
+                    cupti_enable_kind_locked(c, CUPTI_ACTIVITY_KIND_DRIVER, why2);
+    lock.unlock();
+    p = cupti_probe(c, why);
+  }
+  if (p == probe_result::no_records || p == probe_result::no_correlation) {
+    cupti_release(c);
+    lock.lock();
+    cupti_set_state_locked(c, cupti_state::unavailable, "start-up check failed: " + why);
+    return false;
+  }
+  return true;
+}
+
 SCOPEPROF_NOINLINE inline void cupti_start() noexcept {
   cupti_collector& c = the_cupti();
   struct rearm_at_return {  // the start-up probe may be the process's first CUDA runtime call
@@ -3500,85 +3975,13 @@ SCOPEPROF_NOINLINE inline void cupti_start() noexcept {
       cupti_set_state_locked(c, cupti_state::unavailable, c.load_error);
       return;
     }
-    // Claim the subscriber slot first: it is how CUPTI tells us another tool is collecting.
-    CUptiResult r;
-    char holder[128] = {};
-#if SCOPEPROF_CUPTI_SUBSCRIBE_V2
-    static_assert(sizeof holder >= CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN, "room for the holder's name");
-    if (c.api.subscribe_v2 != nullptr) {
-      CUpti_SubscriberParams p{};
-      p.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
-      p.subscriberName = "scopeprof";
-      p.oldSubscriberName = holder;
-      p.oldSubscriberSize = sizeof holder;
-      r = c.api.subscribe_v2(&c.subscriber, &cupti_subscriber_callback, nullptr, &p);
-    } else
-#endif
-    {
-      r = c.api.subscribe(&c.subscriber, &cupti_subscriber_callback, nullptr);
-    }
-    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-      holder[sizeof holder - 1] = '\0';
-      // A holder that subscribed without a name (Kineto does) is reported by CUPTI as "... <not provided>".
-      std::string name = holder;
-      if (name.find("not provided") != std::string::npos) name.clear();
-      if (name.empty() && g_kineto_cuda_started.load())
-        name = "a torch profiler session with CUDA activity ran in this process, and Kineto keeps CUPTI until the process ends";
-      cupti_set_state_locked(c, cupti_state::withheld,
-                             std::string("CUPTI is held by another tool") + (name.empty() ? std::string() : " (" + name + ")") +
-                                 " (cuptiSubscribe: " + cupti_result_text(c.api, r) +
-                                 "; Nsight Systems, Nsight Compute, compute-sanitizer, cuda-gdb and torch profiler sessions hold it)");
-      return;
-    }
-    if (r != CUPTI_SUCCESS) {
-      std::string why = "cuptiSubscribe failed: " + cupti_result_text(c.api, r);
-      if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) why += " (insufficient privileges)";
-      else if (r == CUPTI_ERROR_UNKNOWN || r == CUPTI_ERROR_NOT_INITIALIZED) why += " (no usable CUDA driver?)";
-      cupti_set_state_locked(c, cupti_state::unavailable, why);
-      return;
-    }
-    c.subscribed = true;
+    if (!cupti_subscribe_locked(c)) return;
     cupti_sync_clock(c);
-    // Register on every start: the buffer callbacks are process-wide, and a tool that held CUPTI since our
-    // last start (a torch profiler session, say) may have put its own in place. If a second registration is
-    // refused, the start-up probe below finds out where the records go.
-    r = c.api.register_callbacks(&cupti_buffer_requested, &cupti_buffer_completed);
-    if (r != CUPTI_SUCCESS && !c.callbacks_registered) {
-      cupti_unsubscribe_locked(c);
-      cupti_set_state_locked(c, cupti_state::unavailable, "cuptiActivityRegisterCallbacks failed: " + cupti_result_text(c.api, r));
-      return;
-    }
-    c.callbacks_registered = true;
-    std::string why;
-    for (auto k : {CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-                   CUPTI_ACTIVITY_KIND_MEMSET})
-      if (!cupti_enable_kind_locked(c, k, why)) {
-        cupti_disable_kinds_locked(c);
-        cupti_unsubscribe_locked(c);
-        if (why.find("INSUFFICIENT_PRIVILEGES") != std::string::npos) why += " (insufficient privileges)";
-        cupti_set_state_locked(c, cupti_state::unavailable, why);
-        return;
-      }
+    if (!cupti_enable_locked(c)) return;
     c.state = cupti_state::active;
     c.reason.clear();
     lock.unlock();
-    // Check the path end to end once. If CUPTI delivers the memset but no external correlation for it,
-    // it may want API records to correlate: switch those on and look again.
-    probe_result p = cupti_probe(c, why);
-    if (p == probe_result::no_correlation) {
-      lock.lock();
-      std::string why2;
-      c.api_records = cupti_enable_kind_locked(c, CUPTI_ACTIVITY_KIND_RUNTIME, why2) &&
-                      cupti_enable_kind_locked(c, CUPTI_ACTIVITY_KIND_DRIVER, why2);
-      lock.unlock();
-      p = cupti_probe(c, why);
-    }
-    if (p == probe_result::no_records || p == probe_result::no_correlation) {
-      cupti_release(c);
-      lock.lock();
-      cupti_set_state_locked(c, cupti_state::unavailable, "start-up check failed: " + why);
-      return;
-    }
+    if (!cupti_check_start(c, lock)) return;
     g_cupti_on.store(1, std::memory_order_release);
   } catch (...) {
     warn("CUPTI collector: could not start (out of memory)");
@@ -3643,10 +4046,14 @@ inline std::string cupti_evidence_locked(const cupti_collector& c, bool& valid, 
   return s;
 }
 
-/// collect(): flush, check, attribute. `ranges[t]` = {floor, recorded} of registry thread t, which is
-/// raw.threads[t]. Called with the registry mutex held.
-inline void cupti_collect(raw_snapshot& raw, const std::vector<thread_buffer*>& threads,
-                          const std::vector<std::pair<std::uint64_t, std::uint64_t>>& ranges) {
+/// collect(): flush, check, attribute to the host records of the threads in the snapshot.
+inline void cupti_collect(raw_snapshot& raw, const collect_context& ctx) {
+  std::vector<thread_buffer*> threads;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;  // {floor, recorded} of raw.threads[t]
+  for (const thread_view& tv : ctx.view.threads) {
+    threads.push_back(tv.buffer);
+    ranges.emplace_back(tv.recorded_floor, tv.counters.recorded);
+  }
   cupti_collector& c = the_cupti();
   bool active;
   {
@@ -3676,11 +4083,11 @@ inline void cupti_collect(raw_snapshot& raw, const std::vector<thread_buffer*>& 
         if (c.threads[s]->owner == threads[t]) position_of_slot[s] = static_cast<std::int64_t>(t);
     for (std::size_t s = 0; s < c.threads.size(); ++s) {
       cupti_thread& ct = *c.threads[s];
-      const std::uint64_t n = ct.published.load(std::memory_order_acquire);
+      const std::uint64_t n = ct.pairs.published.load(std::memory_order_acquire);
       std::lock_guard<std::mutex> tl(ct.mu);
-      for (const cupti_pair_chunk* ch : ct.chunks)
-        for (std::uint64_t i = (std::max)(ct.floor, ch->first); i < (std::min<std::uint64_t>)(n, ch->first + cupti_pair_chunk::capacity); ++i)
-          index_of[s].emplace(ch->pairs[i - ch->first].seq, ch->pairs[i - ch->first].host_index);
+      chunked_log<cupti_pair>::for_each(ct.pairs.chunks, ct.pairs.floor, n, [&](std::uint64_t, const cupti_pair& p) {
+        index_of[s].emplace(p.seq, p.host_index);
+      });
     }
     const attribution at = c.log.attribute(
         [&](std::uint64_t external, std::int64_t& thread, std::int64_t& record) {
@@ -3712,23 +4119,18 @@ inline void cupti_collect(raw_snapshot& raw, const std::vector<thread_buffer*>& 
 }
 
 /// reset(): forget the records of finished scopes (kernels of scopes still open are kept).
-inline void cupti_reset() noexcept {
+inline void cupti_reset(const std::vector<reset_thread>&) noexcept {
   cupti_collector& c = the_cupti();
   try {
     std::lock_guard<std::mutex> lock(c.mu);
     std::vector<std::unordered_map<std::uint64_t, std::uint64_t>> finished(c.threads.size());
     for (std::size_t s = 0; s < c.threads.size(); ++s) {
       cupti_thread& ct = *c.threads[s];
-      const std::uint64_t n = ct.published.load(std::memory_order_acquire);
+      const std::uint64_t n = ct.pairs.published.load(std::memory_order_acquire);
       std::lock_guard<std::mutex> tl(ct.mu);
-      for (const cupti_pair_chunk* ch : ct.chunks)
-        for (std::uint64_t i = (std::max)(ct.floor, ch->first); i < (std::min<std::uint64_t>)(n, ch->first + cupti_pair_chunk::capacity); ++i)
-          finished[s].emplace(ch->pairs[i - ch->first].seq, 0);
-      ct.floor = n;
-      std::size_t k = 0;
-      while (k + 1 < ct.chunks.size() && ct.chunks[k]->first + cupti_pair_chunk::capacity <= n) ++k;
-      for (std::size_t i = 0; i < k; ++i) delete ct.chunks[i];
-      ct.chunks.erase(ct.chunks.begin(), ct.chunks.begin() + static_cast<std::ptrdiff_t>(k));
+      chunked_log<cupti_pair>::for_each(ct.pairs.chunks, ct.pairs.floor, n,
+                                        [&](std::uint64_t, const cupti_pair& p) { finished[s].emplace(p.seq, 0); });
+      ct.pairs.discard_below(n, false, &cupti_pair_chunk::destroy);
     }
     c.log.discard_if([&](std::uint64_t external) {
       const std::uint64_t slot = external >> cupti_seq_bits;
@@ -3757,9 +4159,7 @@ inline void cupti_forget_threads(const std::vector<thread_buffer*>& gone) noexce
       continue;
     std::lock_guard<std::mutex> tl(t->mu);
     t->owner = nullptr;
-    for (cupti_pair_chunk* ch : t->chunks) delete ch;
-    t->chunks.clear();
-    t->floor = t->published.load(std::memory_order_acquire);
+    t->pairs.discard_below(t->pairs.published.load(std::memory_order_acquire), true, &cupti_pair_chunk::destroy);
   }
 }
 
@@ -3769,11 +4169,12 @@ inline void cupti_start() noexcept {}
 inline void cupti_stop() noexcept {}
 inline bool cupti_is_on() noexcept { return false; }
 inline void cupti_forget_threads(const std::vector<thread_buffer*>&) noexcept {}
-inline void cupti_reset() noexcept {}
-inline void cupti_collect(raw_snapshot&, const std::vector<thread_buffer*>&,
-                          const std::vector<std::pair<std::uint64_t, std::uint64_t>>&) {}
+inline void cupti_reset(const std::vector<reset_thread>&) noexcept {}
+inline void cupti_collect(raw_snapshot&, const collect_context&) {}
 
 #endif
+
+inline constexpr backend_hooks cupti_backend{"CUPTI", &cupti_collect, &cupti_reset, &cupti_forget_threads};
 
 }  // namespace detail
 SCOPEPROF_NAMESPACE_END
@@ -3825,15 +4226,14 @@ SCOPEPROF_NOINLINE SCOPEPROF_API void cupti_pop(std::uint64_t id) noexcept {
 }
 
 SCOPEPROF_NOINLINE inline bool cupti_refill(cupti_thread& t) noexcept {
+  cupti_pair_chunk* ch = cupti_pair_chunk::make(cupti_pair_chunk_pairs);
   try {
-    auto* ch = new cupti_pair_chunk;
-    ch->first = t.published.load(std::memory_order_relaxed);
+    if (ch == nullptr) return false;
     std::lock_guard<std::mutex> lock(t.mu);
-    t.chunks.push_back(ch);
-    t.cursor = ch->pairs;
-    t.limit = ch->pairs + cupti_pair_chunk::capacity;
+    t.pairs.adopt(ch);
     return true;
   } catch (...) {
+    cupti_pair_chunk::destroy(ch);
     return false;
   }
 }
@@ -3842,9 +4242,8 @@ SCOPEPROF_NOINLINE inline bool cupti_refill(cupti_thread& t) noexcept {
 SCOPEPROF_NOINLINE SCOPEPROF_API void cupti_store(std::uint64_t id, std::uint64_t host_index) noexcept {
   cupti_thread* t = t_cupti;
   if (t == nullptr || (id >> cupti_seq_bits) != t->slot + 1u) return;
-  if (SCOPEPROF_UNLIKELY(t->cursor == t->limit) && !cupti_refill(*t)) return;  // unattributed: its kernels count as such
-  *t->cursor++ = {id & cupti_seq_mask, host_index};
-  t->published.store(t->published.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  if (SCOPEPROF_UNLIKELY(!t->pairs.has_room()) && !cupti_refill(*t)) return;  // unattributed: its kernels count as such
+  t->pairs.push({id & cupti_seq_mask, host_index});
 }
 
 #endif
@@ -3874,11 +4273,15 @@ SCOPEPROF_NAMESPACE_END
 SCOPEPROF_DETAIL_COLD_END
 // ---- end scopeprof/impl/cupti.hpp ----
 // ---- begin scopeprof/impl/report.hpp ----
-// scopeprof: the report's cold code: statistics and the build from a raw snapshot.
+// scopeprof: the report's cold code: statistics and build_report() (raw snapshot to report).
 
 // ---- begin scopeprof/detail/report_builder.hpp ----
-// scopeprof: the report builder: raw per-thread records in, the report's instances, call tree, flat rows,
-// tree rows and kernel summary out. Pure functions of the raw snapshot.
+// scopeprof: the report builder: raw per-thread records in, a report out. Runs the passes in
+// detail/report/ in order; each is a pure function of what the passes before it produced.
+
+// ---- begin scopeprof/detail/report/activities.hpp ----
+// scopeprof: report builder pass 3 (CUPTI evidence valid only): kernels, copies and memsets attributed
+// to the innermost scope that launched them, and each scope's counts with its children's added.
 
 // ---- begin scopeprof/detail/demangle.hpp ----
 // scopeprof: kernel names as people read them. CUPTI reports a kernel by its symbol, which for C++ kernels is
@@ -4056,9 +4459,87 @@ SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/detail/demangle.hpp ----
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
-#include <map>
+#include <string>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// The names demangled, once per name.
+inline std::vector<std::string> demangle_all(const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  out.reserve(names.size());
+  for (const auto& n : names) out.push_back(demangle(n));
+  return out;
+}
+
+/// The instance a raw record was attributed to (`instance_of[thread][record]`), or -1.
+inline std::int64_t launching_instance(const raw_activity& a, const std::vector<std::vector<std::int64_t>>& instance_of) {
+  if (a.thread < 0 || static_cast<std::size_t>(a.thread) >= instance_of.size() || a.record < 0) return -1;
+  const auto& of_thread = instance_of[static_cast<std::size_t>(a.thread)];
+  if (static_cast<std::size_t>(a.record) >= of_thread.size()) return -1;
+  return of_thread[static_cast<std::size_t>(a.record)];
+}
+
+/// The records with a known name and a non-negative duration, by begin time, each with its launching
+/// instance; that instance's own counts (kernels_self, copies, device_busy_self_ns) grow by it.
+inline std::vector<device_activity> attribute_activities(const std::vector<raw_activity>& raw, std::size_t names,
+                                                         const std::vector<std::vector<std::int64_t>>& instance_of,
+                                                         std::vector<scope_instance>& in) {
+  std::vector<device_activity> out;
+  out.reserve(raw.size());
+  for (const raw_activity& a : raw) {
+    if (a.name >= names || a.end_ns < a.begin_ns) continue;
+    device_activity d;
+    d.kind = a.kind;
+    d.name = a.name;
+    d.device = a.device;
+    d.stream = a.stream;
+    d.graph = a.graph;
+    d.begin_ns = a.begin_ns;
+    d.end_ns = a.end_ns;
+    d.instance = launching_instance(a, instance_of);
+    if (d.instance >= 0) {
+      scope_instance& s = in[static_cast<std::size_t>(d.instance)];
+      if (d.kind == activity_kind::kernel) ++s.kernels_self;
+      else ++s.copies;
+      s.device_busy_self_ns += d.duration_ns();
+    }
+    out.push_back(d);
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const device_activity& a, const device_activity& b) { return a.begin_ns < b.begin_ns; });
+  return out;
+}
+
+/// Inclusive counts: kernels, copies and device_busy_ns of a scope add its children's. `copies` holds
+/// the scope's own count on entry. Instances are in pre-order, so children come after their parent.
+inline void add_children_activity(std::vector<scope_instance>& in) {
+  for (auto& s : in) {
+    s.kernels = s.kernels_self;
+    s.device_busy_ns = s.device_busy_self_ns;
+  }
+  for (std::size_t i = in.size(); i-- > 0;) {  // bottom-up: reverse pre-order
+    const auto& c = in[i];
+    if (c.parent < 0) continue;
+    auto& p = in[static_cast<std::size_t>(c.parent)];
+    p.kernels += c.kernels;
+    p.copies += c.copies;
+    p.device_busy_ns += c.device_busy_ns;
+  }
+}
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/report/activities.hpp ----
+// ---- begin scopeprof/detail/report/flat_rows.hpp ----
+// scopeprof: report builder pass 5: the flat table, one row per scope name with the statistics of its
+// instances, heaviest host self time first. A name nested in itself counts once in the inclusive totals.
+
+
+#include <algorithm>
+#include <cstdint>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -4067,6 +4548,467 @@ SCOPEPROF_NAMESPACE_END
 SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
+/// One empty row per distinct site name, in order of first appearance; `group_of_site[s]` is the row of
+/// site s.
+inline std::vector<flat_row> flat_rows_by_name(const std::vector<site_desc>& sites, std::vector<std::size_t>& group_of_site) {
+  std::vector<flat_row> rows;
+  std::unordered_map<std::string, std::size_t> by_name;
+  group_of_site.assign(sites.size(), 0);
+  for (std::size_t s = 0; s < sites.size(); ++s) {
+    auto it = by_name.emplace(sites[s].name, rows.size());
+    if (it.second) {
+      rows.emplace_back();
+      rows.back().name = sites[s].name;
+    }
+    group_of_site[s] = it.first->second;
+  }
+  return rows;
+}
+
+/// Add one instance to its row. `outermost`: no open ancestor has the same name, so the inclusive
+/// totals take it. Its host total (and device span) join the samples of the row's statistics.
+inline void add_to_flat_row(flat_row& row, const scope_instance& s, bool outermost, std::vector<std::int64_t>& host,
+                            std::vector<std::int64_t>& device) {
+  ++row.calls;
+  if (outermost) {
+    row.host_total_ns += s.host_total_ns();
+    row.kernels += s.kernels;
+    row.copies += s.copies;
+    row.device_busy_ns += s.device_busy_ns;
+  }
+  row.device_busy_self_ns += s.device_busy_self_ns;
+  row.host_self_ns += s.host_self_ns;
+  host.push_back(s.host_total_ns());
+  switch (s.device) {
+    case device_status::ok:
+      ++row.device_calls;
+      if (outermost) row.device_total_ns += s.device_span_ns();
+      row.device_self_ns += s.device_self_ns;
+      device.push_back(s.device_span_ns());
+      break;
+    case device_status::captured: ++row.device_captured; break;
+    case device_status::invalid: ++row.device_invalid; break;
+    default: break;
+  }
+}
+
+/// Statistics and shares of the accumulated rows; rows without calls go, the rest by host self time.
+inline void finish_flat_rows(std::vector<flat_row>& rows, std::vector<std::vector<std::int64_t>>& host,
+                             std::vector<std::vector<std::int64_t>>& device, std::int64_t all_self) {
+  for (std::size_t g = 0; g < rows.size(); ++g) {
+    rows[g].host = duration_stats::of(std::move(host[g]));
+    rows[g].device = duration_stats::of(std::move(device[g]));
+    rows[g].host_time_pct = all_self > 0 ? 100.0 * static_cast<double>(rows[g].host_self_ns) / all_self : 0.0;
+  }
+  rows.erase(std::remove_if(rows.begin(), rows.end(), [](const flat_row& f) { return f.calls == 0; }), rows.end());
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const flat_row& a, const flat_row& b) { return a.host_self_ns > b.host_self_ns; });
+}
+
+/// The flat table of `in` (instances in pre-order, self times and CUPTI counts done).
+inline std::vector<flat_row> build_flat_rows(const std::vector<site_desc>& sites, const std::vector<scope_instance>& in) {
+  std::vector<std::size_t> group_of_site;
+  std::vector<flat_row> rows = flat_rows_by_name(sites, group_of_site);
+  const std::size_t groups = rows.size();
+  std::vector<std::vector<std::int64_t>> host(groups), device(groups);
+  std::vector<std::uint32_t> active(groups, 0);  // open ancestors with the same name
+  std::vector<std::size_t> stack;                // groups of the current ancestor chain
+  std::int64_t all_self = 0;
+  for (const auto& s : in) {
+    if (s.depth == 0) {
+      for (auto g : stack) --active[g];
+      stack.clear();
+    }
+    while (stack.size() > s.depth) {
+      --active[stack.back()];
+      stack.pop_back();
+    }
+    const std::size_t g = s.site < group_of_site.size() ? group_of_site[s.site] : 0;
+    if (groups == 0) break;
+    add_to_flat_row(rows[g], s, active[g] == 0, host[g], device[g]);
+    all_self += s.host_self_ns;
+    ++active[g];
+    stack.push_back(g);
+  }
+  finish_flat_rows(rows, host, device, all_self);
+  return rows;
+}
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/report/flat_rows.hpp ----
+// ---- begin scopeprof/detail/report/instances.hpp ----
+// scopeprof: report builder pass 1: one thread's post-order records become scope instances in pre-order,
+// with parents, depths and orphans (host and device self times come later, in self_times.hpp).
+
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// The call tree of one thread's records, by record index.
+struct record_tree {
+  std::vector<std::vector<std::uint32_t>> children;
+  std::vector<std::uint32_t> roots;  // top-level records and orphans, by begin time
+  std::vector<char> orphan;          // 1: its recorded parent is missing or does not contain it
+};
+
+inline bool record_contains(const raw_instance& outer, const raw_instance& inner) noexcept {
+  return outer.host_begin_ns <= inner.host_begin_ns && inner.host_end_ns <= outer.host_end_ns;
+}
+
+/// Siblings by begin time; at equal begin times, the shallower recorded depth first.
+inline void sort_records_by_begin(const std::vector<raw_instance>& recs, std::vector<std::uint32_t>& order) {
+  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return recs[a].host_begin_ns != recs[b].host_begin_ns ? recs[a].host_begin_ns < recs[b].host_begin_ns
+                                                          : recs[a].depth < recs[b].depth;
+  });
+}
+
+// Records arrive in post-order with their nesting level: a scope's children are the records one level
+// deeper that ended since the previous record at its own level. A child that does not lie inside the
+// adopting scope (its true parent was dropped) becomes an orphan root instead of being misattributed.
+inline record_tree link_records(const std::vector<raw_instance>& recs) {
+  const std::size_t n = recs.size();
+  record_tree t;
+  t.children.resize(n);
+  t.orphan.assign(n, 0);
+  std::vector<std::vector<std::uint32_t>> pending;  // by recorded depth
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const std::uint32_t d = recs[i].depth;
+    if (pending.size() < d + 2) pending.resize(d + 2);
+    for (std::size_t k = pending.size() - 1; k > d + 1; --k) {  // deeper than a child: parent lost
+      for (auto c : pending[k]) t.orphan[c] = 1, t.roots.push_back(c);
+      pending[k].clear();
+    }
+    for (auto c : pending[d + 1]) {
+      if (record_contains(recs[i], recs[c])) t.children[i].push_back(c);
+      else t.orphan[c] = 1, t.roots.push_back(c);
+    }
+    pending[d + 1].clear();
+    pending[d].push_back(i);
+  }
+  for (std::size_t k = 0; k < pending.size(); ++k)
+    for (auto c : pending[k]) {
+      if (k > 0) t.orphan[c] = 1;
+      t.roots.push_back(c);
+    }
+  sort_records_by_begin(recs, t.roots);
+  return t;
+}
+
+inline scope_instance instance_of_record(const raw_instance& x, std::uint32_t thread) {
+  scope_instance s;
+  s.site = x.site;
+  s.thread = thread;
+  s.host_begin_ns = x.host_begin_ns;
+  s.host_end_ns = x.host_end_ns;
+  s.device = x.device;
+  s.device_id = x.device_id;
+  s.stream = x.stream;
+  s.device_begin_ns = x.device_begin_ns;
+  s.device_end_ns = x.device_end_ns;
+  return s;
+}
+
+/// Append one thread's records to `out` in pre-order (siblings by begin time); `instance_of[i]` becomes
+/// the index in `out` of record i. Returns the number of orphans.
+inline std::uint64_t append_thread_instances(const std::vector<raw_instance>& recs, std::uint32_t thread,
+                                             std::vector<scope_instance>& out, std::vector<std::int64_t>& instance_of) {
+  instance_of.assign(recs.size(), -1);
+  record_tree t = link_records(recs);
+  std::uint64_t orphans = 0;
+  // An explicit stack: nesting may be deep.
+  struct frame {
+    std::uint32_t rec;
+    std::int64_t parent;
+    std::uint32_t depth;
+  };
+  std::vector<frame> stack;
+  for (auto it = t.roots.rbegin(); it != t.roots.rend(); ++it) stack.push_back({*it, -1, 0});
+  while (!stack.empty()) {
+    const frame f = stack.back();
+    stack.pop_back();
+    scope_instance s = instance_of_record(recs[f.rec], thread);
+    s.parent = f.parent;
+    s.depth = f.depth;
+    s.orphan = t.orphan[f.rec] != 0;
+    if (s.orphan) ++orphans;
+    const auto index = static_cast<std::int64_t>(out.size());
+    instance_of[f.rec] = index;
+    out.push_back(s);
+    auto& ch = t.children[f.rec];
+    sort_records_by_begin(recs, ch);
+    for (auto it = ch.rbegin(); it != ch.rend(); ++it) stack.push_back({*it, index, f.depth + 1});
+  }
+  return orphans;
+}
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/report/instances.hpp ----
+// ---- begin scopeprof/detail/report/kernel_summary.hpp ----
+// scopeprof: report builder pass 4 (CUPTI evidence valid only): the kernel summary, one row per (scope
+// name, kernel name), heaviest total first.
+
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// The name of the scope that launched `d`: "(no scope)" outside any, empty for an unknown site.
+inline std::string launching_scope_name(const device_activity& d, const std::vector<site_desc>& sites,
+                                        const std::vector<scope_instance>& in) {
+  if (d.instance < 0) return std::string("(no scope)");
+  const std::uint32_t site = in[static_cast<std::size_t>(d.instance)].site;
+  return site < sites.size() ? sites[site].name : std::string();
+}
+
+/// Kernels (not copies or memsets) of `activities`, grouped by (scope name, kernel name) in order of
+/// first appearance; statistics of their durations, share of all kernel time, heaviest total first.
+/// `names` and `demangled` are indexed by device_activity::name.
+inline std::vector<kernel_summary_row> build_kernel_summary(const std::vector<site_desc>& sites,
+                                                            const std::vector<scope_instance>& in,
+                                                            const std::vector<device_activity>& activities,
+                                                            const std::vector<std::string>& names,
+                                                            const std::vector<std::string>& demangled) {
+  std::vector<kernel_summary_row> rows;
+  std::unordered_map<std::string, std::size_t> group;  // key: scope name + '\0' + kernel name index
+  std::vector<std::vector<std::int64_t>> durations;
+  std::int64_t all = 0;
+  for (const auto& d : activities) {
+    if (d.kind != activity_kind::kernel) continue;
+    const std::string scope = launching_scope_name(d, sites, in);
+    std::string key = scope;
+    key += '\0';
+    key += std::to_string(d.name);
+    auto it = group.emplace(std::move(key), rows.size());
+    if (it.second) {
+      rows.emplace_back();
+      rows.back().scope = scope;
+      rows.back().kernel = demangled[d.name];
+      rows.back().mangled = names[d.name];
+      durations.emplace_back();
+    }
+    durations[it.first->second].push_back(d.duration_ns());
+    all += d.duration_ns();
+  }
+  for (std::size_t g = 0; g < rows.size(); ++g) {
+    auto& row = rows[g];
+    row.time = duration_stats::of(std::move(durations[g]));
+    row.time_pct = all > 0 ? 100.0 * static_cast<double>(row.time.sum) / static_cast<double>(all) : 0.0;
+  }
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const kernel_summary_row& a, const kernel_summary_row& b) { return a.time.sum > b.time.sum; });
+  return rows;
+}
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/report/kernel_summary.hpp ----
+// ---- begin scopeprof/detail/report/self_times.hpp ----
+// scopeprof: report builder pass 2: host and device self times of the instances (in pre-order).
+
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <utility>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+using device_spans = std::vector<std::pair<std::int64_t, std::int64_t>>;  // (begin, end)
+
+/// Host self = host total minus the host totals of the children.
+inline void compute_host_self(std::vector<scope_instance>& in) {
+  for (auto& s : in) s.host_self_ns = s.host_total_ns();
+  for (const auto& c : in)
+    if (c.parent >= 0) in[static_cast<std::size_t>(c.parent)].host_self_ns -= c.host_total_ns();
+}
+
+/// Per instance, the spans of its nearest device-timed descendants on the same device and stream,
+/// whatever lies between (host-only, sampled-out or other-stream scopes).
+inline std::vector<device_spans> nearest_timed_child_spans(const std::vector<scope_instance>& in) {
+  std::vector<device_spans> child_spans(in.size());
+  // Instances are in pre-order: walk them with the chain of open ancestors and, per (device, stream), a
+  // stack of the timed ones among them, whose top is the nearest (linear in the instances, any depth).
+  using stream_key = std::pair<std::int32_t, std::uint64_t>;
+  std::map<stream_key, std::vector<std::size_t>> timed_ancestors;
+  std::vector<std::size_t> chain;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const auto& c = in[i];
+    while (!chain.empty() && (c.parent < 0 || chain.back() != static_cast<std::size_t>(c.parent))) {
+      const auto& gone = in[chain.back()];
+      if (gone.device == device_status::ok) timed_ancestors[{gone.device_id, gone.stream}].pop_back();
+      chain.pop_back();
+    }
+    if (c.device == device_status::ok) {
+      auto& stack = timed_ancestors[{c.device_id, c.stream}];
+      if (!stack.empty()) child_spans[stack.back()].push_back({c.device_begin_ns, c.device_end_ns});
+      stack.push_back(i);
+    }
+    chain.push_back(i);
+  }
+  return child_spans;
+}
+
+/// The length of the union of `spans`, each clipped to [begin, end].
+inline std::int64_t covered_ns(device_spans& spans, std::int64_t begin, std::int64_t end) {
+  std::sort(spans.begin(), spans.end());
+  std::int64_t covered = 0, cur_b = 0, cur_e = 0;
+  bool open = false;
+  for (auto sp : spans) {
+    const std::int64_t b = (std::max)(sp.first, begin);
+    const std::int64_t e = (std::min)(sp.second, end);
+    if (e <= b) continue;
+    if (open && b <= cur_e) {
+      cur_e = (std::max)(cur_e, e);
+    } else {
+      if (open) covered += cur_e - cur_b;
+      cur_b = b, cur_e = e, open = true;
+    }
+  }
+  if (open) covered += cur_e - cur_b;
+  return covered;
+}
+
+// Device self = span minus the union of the spans of its nearest device-timed descendants on the same
+// device and stream, whatever lies between (host-only, sampled-out or other-stream scopes): so the self
+// column of one stream adds up to the spans of its outermost scopes, and nothing is subtracted twice.
+inline void compute_device_self(std::vector<scope_instance>& in) {
+  std::vector<device_spans> child_spans = nearest_timed_child_spans(in);
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    auto& s = in[i];
+    if (s.device != device_status::ok) continue;
+    s.device_self_ns = s.device_span_ns() - covered_ns(child_spans[i], s.device_begin_ns, s.device_end_ns);
+  }
+}
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/report/self_times.hpp ----
+// ---- begin scopeprof/detail/report/tree_rows.hpp ----
+// scopeprof: report builder pass 6: the tree table, instances summed by call path (parent path, name) and
+// laid out depth-first, heaviest host total first among siblings.
+
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// Call paths before layout: each node's row (parent = parent node), its children and the roots.
+struct path_nodes {
+  struct node {
+    tree_row row;
+    std::vector<std::size_t> children;
+  };
+  std::vector<node> nodes;
+  std::vector<std::size_t> roots;
+};
+
+inline void add_to_tree_row(tree_row& row, const scope_instance& s) {
+  ++row.calls;
+  row.host_total_ns += s.host_total_ns();
+  row.host_self_ns += s.host_self_ns;
+  row.kernels += s.kernels;
+  row.copies += s.copies;
+  row.device_busy_ns += s.device_busy_ns;
+  row.device_busy_self_ns += s.device_busy_self_ns;
+  if (s.device == device_status::ok) {
+    ++row.device_calls;
+    row.device_total_ns += s.device_span_ns();
+    row.device_self_ns += s.device_self_ns;
+  }
+}
+
+/// Sum the instances (in pre-order) by path: nodes in order of first appearance.
+inline path_nodes sum_by_path(const std::vector<site_desc>& sites, const std::vector<scope_instance>& in) {
+  path_nodes p;
+  std::unordered_map<std::string, std::size_t> index;  // key: parent node index + '\0' + name
+  std::vector<std::size_t> node_of(in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const auto& s = in[i];
+    const std::string& name = s.site < sites.size() ? sites[s.site].name : std::string();
+    const std::int64_t parent_node = s.parent < 0 ? -1 : static_cast<std::int64_t>(node_of[static_cast<std::size_t>(s.parent)]);
+    std::string key = std::to_string(parent_node);
+    key += '\0';
+    key += name;
+    auto it = index.find(key);
+    std::size_t n;
+    if (it == index.end()) {
+      n = p.nodes.size();
+      p.nodes.emplace_back();
+      p.nodes[n].row.name = name;
+      p.nodes[n].row.depth = s.depth;
+      p.nodes[n].row.parent = parent_node;
+      index.emplace(std::move(key), n);
+      if (parent_node < 0) p.roots.push_back(n);
+      else p.nodes[static_cast<std::size_t>(parent_node)].children.push_back(n);
+    } else {
+      n = it->second;
+    }
+    node_of[i] = n;
+    add_to_tree_row(p.nodes[n].row, s);
+  }
+  return p;
+}
+
+/// The rows depth-first, siblings heaviest host total first; parent = the parent's position in the output.
+inline std::vector<tree_row> lay_out_paths(path_nodes& p) {
+  std::vector<tree_row> out;
+  const auto heavier = [&](std::size_t a, std::size_t b) { return p.nodes[a].row.host_total_ns > p.nodes[b].row.host_total_ns; };
+  std::stable_sort(p.roots.begin(), p.roots.end(), heavier);
+  std::vector<std::pair<std::size_t, std::int64_t>> stack;  // node, parent row in output
+  for (auto it = p.roots.rbegin(); it != p.roots.rend(); ++it) stack.push_back({*it, -1});
+  while (!stack.empty()) {
+    const auto [n, parent_row] = stack.back();
+    stack.pop_back();
+    tree_row row = p.nodes[n].row;
+    row.parent = parent_row;
+    const auto out_index = static_cast<std::int64_t>(out.size());
+    out.push_back(std::move(row));
+    auto& ch = p.nodes[n].children;
+    std::stable_sort(ch.begin(), ch.end(), heavier);
+    for (auto it = ch.rbegin(); it != ch.rend(); ++it) stack.push_back({*it, out_index});
+  }
+  return out;
+}
+
+/// The tree table of `in` (instances in pre-order, self times and CUPTI counts done).
+inline std::vector<tree_row> build_tree_rows(const std::vector<site_desc>& sites, const std::vector<scope_instance>& in) {
+  path_nodes p = sum_by_path(sites, in);
+  return lay_out_paths(p);
+}
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/report/tree_rows.hpp ----
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// The one writer of a report's fields (report's friend); detail::build_report() calls it.
 class report_builder {
  public:
   static report build(raw_snapshot raw) {
@@ -4076,353 +5018,31 @@ class report_builder {
     r.sources_ = std::move(raw.sources);
     r.warnings_ = std::move(raw.warnings);
     r.origin_ns_ = raw.origin_ns;
+    // instance_of[t][i]: the instance of record i of thread t (CUPTI records name their scope so).
     std::vector<std::vector<std::int64_t>> instance_of(raw.threads.size());
     for (std::size_t t = 0; t < raw.threads.size(); ++t) {
       r.threads_.push_back(raw.threads[t].desc);
-      add_thread(r, raw.threads[t].records, static_cast<std::uint32_t>(t), instance_of[t]);
+      r.orphans_ += append_thread_instances(raw.threads[t].records, static_cast<std::uint32_t>(t), r.instances_,
+                                            instance_of[t]);
       std::vector<raw_instance>().swap(raw.threads[t].records);
     }
-    if (r.sources_.cupti_valid) add_activities(r, raw, instance_of);
-    compute_device_self(r);
-    build_flat(r);
-    build_tree(r);
+    compute_host_self(r.instances_);
+    if (r.sources_.cupti_valid) {
+      r.activity_names_ = std::move(raw.activity_names);
+      r.activity_demangled_ = demangle_all(r.activity_names_);
+      r.activities_ = attribute_activities(raw.activities, r.activity_names_.size(), instance_of, r.instances_);
+      add_children_activity(r.instances_);
+      r.kernel_summary_ =
+          build_kernel_summary(r.sites_, r.instances_, r.activities_, r.activity_names_, r.activity_demangled_);
+    }
+    compute_device_self(r.instances_);
+    r.flat_ = build_flat_rows(r.sites_, r.instances_);
+    r.tree_ = build_tree_rows(r.sites_, r.instances_);
     return r;
-  }
-
- private:
-  static bool contains(const raw_instance& outer, const raw_instance& inner) noexcept {
-    return outer.host_begin_ns <= inner.host_begin_ns && inner.host_end_ns <= outer.host_end_ns;
-  }
-
-  // Records arrive in post-order with their nesting level: a scope's children are the records one level
-  // deeper that ended since the previous record at its own level. A child that does not lie inside the
-  // adopting scope (its true parent was dropped) becomes an orphan root instead of being misattributed.
-  static void add_thread(report& r, const std::vector<raw_instance>& recs, std::uint32_t thread,
-                         std::vector<std::int64_t>& instance_of) {
-    const std::size_t n = recs.size();
-    instance_of.assign(n, -1);
-    std::vector<std::vector<std::uint32_t>> children(n);
-    std::vector<std::vector<std::uint32_t>> pending;  // by recorded depth
-    std::vector<std::uint32_t> roots;
-    std::vector<char> orphan(n, 0);
-    for (std::uint32_t i = 0; i < n; ++i) {
-      const std::uint32_t d = recs[i].depth;
-      if (pending.size() < d + 2) pending.resize(d + 2);
-      for (std::size_t k = pending.size() - 1; k > d + 1; --k) {  // deeper than a child: parent lost
-        for (auto c : pending[k]) orphan[c] = 1, roots.push_back(c);
-        pending[k].clear();
-      }
-      for (auto c : pending[d + 1]) {
-        if (contains(recs[i], recs[c])) children[i].push_back(c);
-        else orphan[c] = 1, roots.push_back(c);
-      }
-      pending[d + 1].clear();
-      pending[d].push_back(i);
-    }
-    for (std::size_t k = 0; k < pending.size(); ++k)
-      for (auto c : pending[k]) {
-        if (k > 0) orphan[c] = 1;
-        roots.push_back(c);
-      }
-    const auto by_begin = [&](std::uint32_t a, std::uint32_t b) {
-      return recs[a].host_begin_ns != recs[b].host_begin_ns ? recs[a].host_begin_ns < recs[b].host_begin_ns
-                                                            : recs[a].depth < recs[b].depth;
-    };
-    std::stable_sort(roots.begin(), roots.end(), by_begin);
-    // Emit in pre-order with an explicit stack (nesting may be deep).
-    struct frame {
-      std::uint32_t rec;
-      std::int64_t parent;
-      std::uint32_t depth;
-    };
-    std::vector<frame> stack;
-    for (auto it = roots.rbegin(); it != roots.rend(); ++it) stack.push_back({*it, -1, 0});
-    while (!stack.empty()) {
-      const frame f = stack.back();
-      stack.pop_back();
-      const raw_instance& x = recs[f.rec];
-      scope_instance s;
-      s.site = x.site;
-      s.thread = thread;
-      s.parent = f.parent;
-      s.depth = f.depth;
-      s.orphan = orphan[f.rec] != 0;
-      s.host_begin_ns = x.host_begin_ns;
-      s.host_end_ns = x.host_end_ns;
-      std::int64_t child_total = 0;
-      for (auto c : children[f.rec]) child_total += recs[c].host_end_ns - recs[c].host_begin_ns;
-      s.host_self_ns = (x.host_end_ns - x.host_begin_ns) - child_total;
-      s.device = x.device;
-      s.device_id = x.device_id;
-      s.stream = x.stream;
-      s.device_begin_ns = x.device_begin_ns;
-      s.device_end_ns = x.device_end_ns;
-      if (s.orphan) ++r.orphans_;
-      const auto index = static_cast<std::int64_t>(r.instances_.size());
-      instance_of[f.rec] = index;
-      r.instances_.push_back(s);
-      auto& ch = children[f.rec];
-      std::stable_sort(ch.begin(), ch.end(), by_begin);
-      for (auto it = ch.rbegin(); it != ch.rend(); ++it) stack.push_back({*it, index, f.depth + 1});
-    }
-  }
-
-  // CUPTI records: each belongs to the innermost scope that launched it; a scope's inclusive counts add its
-  // children's (instances are in pre-order, so children come after their parent).
-  static void add_activities(report& r, raw_snapshot& raw, const std::vector<std::vector<std::int64_t>>& instance_of) {
-    r.activity_names_ = std::move(raw.activity_names);
-    r.activity_demangled_.reserve(r.activity_names_.size());
-    for (const auto& n : r.activity_names_) r.activity_demangled_.push_back(demangle(n));  // once per name
-    r.activities_.reserve(raw.activities.size());
-    auto& in = r.instances_;
-    for (const raw_activity& a : raw.activities) {
-      if (a.name >= r.activity_names_.size() || a.end_ns < a.begin_ns) continue;
-      device_activity d;
-      d.kind = a.kind;
-      d.name = a.name;
-      d.device = a.device;
-      d.stream = a.stream;
-      d.graph = a.graph;
-      d.begin_ns = a.begin_ns;
-      d.end_ns = a.end_ns;
-      if (a.thread >= 0 && static_cast<std::size_t>(a.thread) < instance_of.size() && a.record >= 0 &&
-          static_cast<std::size_t>(a.record) < instance_of[static_cast<std::size_t>(a.thread)].size())
-        d.instance = instance_of[static_cast<std::size_t>(a.thread)][static_cast<std::size_t>(a.record)];
-      if (d.instance >= 0) {
-        scope_instance& s = in[static_cast<std::size_t>(d.instance)];
-        if (d.kind == activity_kind::kernel) ++s.kernels_self;
-        else ++s.copies;
-        s.device_busy_self_ns += d.duration_ns();
-      }
-      r.activities_.push_back(d);
-    }
-    std::stable_sort(r.activities_.begin(), r.activities_.end(),
-                     [](const device_activity& a, const device_activity& b) { return a.begin_ns < b.begin_ns; });
-    for (auto& s : in) {
-      s.kernels = s.kernels_self;
-      s.device_busy_ns = s.device_busy_self_ns;
-    }
-    // copies holds the scope's own count so far; add children bottom-up (reverse pre-order).
-    for (std::size_t i = in.size(); i-- > 0;) {
-      const auto& c = in[i];
-      if (c.parent < 0) continue;
-      auto& p = in[static_cast<std::size_t>(c.parent)];
-      p.kernels += c.kernels;
-      p.copies += c.copies;
-      p.device_busy_ns += c.device_busy_ns;
-    }
-    // Kernel summary by (scope name, kernel name).
-    std::unordered_map<std::string, std::size_t> group;
-    std::vector<std::vector<std::int64_t>> durations;
-    std::int64_t all = 0;
-    for (const auto& d : r.activities_) {
-      if (d.kind != activity_kind::kernel) continue;
-      const std::string scope =
-          d.instance < 0 ? std::string("(no scope)")
-                         : (in[static_cast<std::size_t>(d.instance)].site < r.sites_.size()
-                                ? r.sites_[in[static_cast<std::size_t>(d.instance)].site].name
-                                : std::string());
-      std::string key = scope;
-      key += '\0';
-      key += std::to_string(d.name);
-      auto it = group.emplace(std::move(key), r.kernel_summary_.size());
-      if (it.second) {
-        r.kernel_summary_.emplace_back();
-        r.kernel_summary_.back().scope = scope;
-        r.kernel_summary_.back().kernel = r.activity_demangled_[d.name];
-        r.kernel_summary_.back().mangled = r.activity_names_[d.name];
-        durations.emplace_back();
-      }
-      durations[it.first->second].push_back(d.duration_ns());
-      all += d.duration_ns();
-    }
-    for (std::size_t g = 0; g < r.kernel_summary_.size(); ++g) {
-      auto& row = r.kernel_summary_[g];
-      row.time = duration_stats::of(std::move(durations[g]));
-      row.time_pct = all > 0 ? 100.0 * static_cast<double>(row.time.sum) / static_cast<double>(all) : 0.0;
-    }
-    std::stable_sort(r.kernel_summary_.begin(), r.kernel_summary_.end(),
-                     [](const kernel_summary_row& a, const kernel_summary_row& b) { return a.time.sum > b.time.sum; });
-  }
-
-  // Device self = span minus the union of the spans of its nearest device-timed descendants on the same
-  // device and stream, whatever lies between (host-only, sampled-out or other-stream scopes): so the self
-  // column of one stream adds up to the spans of its outermost scopes, and nothing is subtracted twice.
-  static void compute_device_self(report& r) {
-    auto& in = r.instances_;
-    std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> child_spans(in.size());
-    // Instances are in pre-order: walk them with the chain of open ancestors and, per (device, stream), a
-    // stack of the timed ones among them, whose top is the nearest (linear in the instances, any depth).
-    using stream_key = std::pair<std::int32_t, std::uint64_t>;
-    std::map<stream_key, std::vector<std::size_t>> timed_ancestors;
-    std::vector<std::size_t> chain;
-    for (std::size_t i = 0; i < in.size(); ++i) {
-      const auto& c = in[i];
-      while (!chain.empty() && (c.parent < 0 || chain.back() != static_cast<std::size_t>(c.parent))) {
-        const auto& gone = in[chain.back()];
-        if (gone.device == device_status::ok) timed_ancestors[{gone.device_id, gone.stream}].pop_back();
-        chain.pop_back();
-      }
-      if (c.device == device_status::ok) {
-        auto& stack = timed_ancestors[{c.device_id, c.stream}];
-        if (!stack.empty()) child_spans[stack.back()].push_back({c.device_begin_ns, c.device_end_ns});
-        stack.push_back(i);
-      }
-      chain.push_back(i);
-    }
-    for (std::size_t i = 0; i < in.size(); ++i) {
-      auto& s = in[i];
-      if (s.device != device_status::ok) continue;
-      auto& spans = child_spans[i];
-      std::sort(spans.begin(), spans.end());
-      std::int64_t covered = 0, cur_b = 0, cur_e = 0;
-      bool open = false;
-      for (auto sp : spans) {
-        const std::int64_t b = (std::max)(sp.first, s.device_begin_ns);
-        const std::int64_t e = (std::min)(sp.second, s.device_end_ns);
-        if (e <= b) continue;
-        if (open && b <= cur_e) {
-          cur_e = (std::max)(cur_e, e);
-        } else {
-          if (open) covered += cur_e - cur_b;
-          cur_b = b, cur_e = e, open = true;
-        }
-      }
-      if (open) covered += cur_e - cur_b;
-      s.device_self_ns = s.device_span_ns() - covered;
-    }
-  }
-
-  static void build_flat(report& r) {
-    std::unordered_map<std::string, std::size_t> by_name;
-    std::vector<std::size_t> group_of_site(r.sites_.size());
-    for (std::size_t s = 0; s < r.sites_.size(); ++s) {
-      auto it = by_name.emplace(r.sites_[s].name, r.flat_.size());
-      if (it.second) {
-        r.flat_.emplace_back();
-        r.flat_.back().name = r.sites_[s].name;
-      }
-      group_of_site[s] = it.first->second;
-    }
-    const std::size_t groups = r.flat_.size();
-    std::vector<std::vector<std::int64_t>> host(groups), device(groups);
-    std::vector<std::uint32_t> active(groups, 0);  // open ancestors with the same name
-    std::vector<std::size_t> stack;                // groups of the current ancestor chain
-    std::int64_t all_self = 0;
-    for (const auto& s : r.instances_) {
-      if (s.depth == 0) {
-        for (auto g : stack) --active[g];
-        stack.clear();
-      }
-      while (stack.size() > s.depth) {
-        --active[stack.back()];
-        stack.pop_back();
-      }
-      const std::size_t g = s.site < group_of_site.size() ? group_of_site[s.site] : 0;
-      if (groups == 0) break;
-      flat_row& row = r.flat_[g];
-      ++row.calls;
-      if (active[g] == 0) {
-        row.host_total_ns += s.host_total_ns();
-        row.kernels += s.kernels;
-        row.copies += s.copies;
-        row.device_busy_ns += s.device_busy_ns;
-      }
-      row.device_busy_self_ns += s.device_busy_self_ns;
-      row.host_self_ns += s.host_self_ns;
-      all_self += s.host_self_ns;
-      host[g].push_back(s.host_total_ns());
-      switch (s.device) {
-        case device_status::ok:
-          ++row.device_calls;
-          if (active[g] == 0) row.device_total_ns += s.device_span_ns();
-          row.device_self_ns += s.device_self_ns;
-          device[g].push_back(s.device_span_ns());
-          break;
-        case device_status::captured: ++row.device_captured; break;
-        case device_status::invalid: ++row.device_invalid; break;
-        default: break;
-      }
-      ++active[g];
-      stack.push_back(g);
-    }
-    for (std::size_t g = 0; g < groups; ++g) {
-      r.flat_[g].host = duration_stats::of(std::move(host[g]));
-      r.flat_[g].device = duration_stats::of(std::move(device[g]));
-      r.flat_[g].host_time_pct = all_self > 0 ? 100.0 * static_cast<double>(r.flat_[g].host_self_ns) / all_self : 0.0;
-    }
-    r.flat_.erase(std::remove_if(r.flat_.begin(), r.flat_.end(), [](const flat_row& f) { return f.calls == 0; }),
-                  r.flat_.end());
-    std::stable_sort(r.flat_.begin(), r.flat_.end(),
-                     [](const flat_row& a, const flat_row& b) { return a.host_self_ns > b.host_self_ns; });
-  }
-
-  static void build_tree(report& r) {
-    // Aggregate instances by path (parent row, name), then lay the rows out depth-first.
-    struct node {
-      tree_row row;
-      std::vector<std::size_t> children;
-    };
-    std::vector<node> nodes;
-    std::vector<std::size_t> roots;
-    std::unordered_map<std::string, std::size_t> index;  // key: parent node index + '\0' + name
-    std::vector<std::size_t> node_of(r.instances_.size());
-    for (std::size_t i = 0; i < r.instances_.size(); ++i) {
-      const auto& s = r.instances_[i];
-      const std::string& name = s.site < r.sites_.size() ? r.sites_[s.site].name : std::string();
-      const std::int64_t parent_node = s.parent < 0 ? -1 : static_cast<std::int64_t>(node_of[static_cast<std::size_t>(s.parent)]);
-      std::string key = std::to_string(parent_node);
-      key += '\0';
-      key += name;
-      auto it = index.find(key);
-      std::size_t n;
-      if (it == index.end()) {
-        n = nodes.size();
-        nodes.emplace_back();
-        nodes[n].row.name = name;
-        nodes[n].row.depth = s.depth;
-        nodes[n].row.parent = parent_node;
-        index.emplace(std::move(key), n);
-        if (parent_node < 0) roots.push_back(n);
-        else nodes[static_cast<std::size_t>(parent_node)].children.push_back(n);
-      } else {
-        n = it->second;
-      }
-      node_of[i] = n;
-      tree_row& row = nodes[n].row;
-      ++row.calls;
-      row.host_total_ns += s.host_total_ns();
-      row.host_self_ns += s.host_self_ns;
-      row.kernels += s.kernels;
-      row.copies += s.copies;
-      row.device_busy_ns += s.device_busy_ns;
-      row.device_busy_self_ns += s.device_busy_self_ns;
-      if (s.device == device_status::ok) {
-        ++row.device_calls;
-        row.device_total_ns += s.device_span_ns();
-        row.device_self_ns += s.device_self_ns;
-      }
-    }
-    const auto heavier = [&](std::size_t a, std::size_t b) { return nodes[a].row.host_total_ns > nodes[b].row.host_total_ns; };
-    std::stable_sort(roots.begin(), roots.end(), heavier);
-    std::vector<std::pair<std::size_t, std::int64_t>> stack;  // node, parent row in output
-    for (auto it = roots.rbegin(); it != roots.rend(); ++it) stack.push_back({*it, -1});
-    while (!stack.empty()) {
-      const auto [n, parent_row] = stack.back();
-      stack.pop_back();
-      tree_row row = nodes[n].row;
-      row.parent = parent_row;
-      const auto out_index = static_cast<std::int64_t>(r.tree_.size());
-      r.tree_.push_back(std::move(row));
-      auto& ch = nodes[n].children;
-      std::stable_sort(ch.begin(), ch.end(), heavier);
-      for (auto it = ch.rbegin(); it != ch.rend(); ++it) stack.push_back({*it, out_index});
-    }
   }
 };
 
 }  // namespace detail
-
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/detail/report_builder.hpp ----
 
@@ -4454,7 +5074,7 @@ SCOPEPROF_API duration_stats duration_stats::of(std::vector<std::int64_t> values
     return s;
   }
 
-SCOPEPROF_API report report::from_raw(detail::raw_snapshot raw) { return detail::report_builder::build(std::move(raw)); }
+SCOPEPROF_API report detail::build_report(raw_snapshot raw) { return report_builder::build(std::move(raw)); }
 
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/impl/report.hpp ----
@@ -4623,6 +5243,8 @@ SCOPEPROF_NAMESPACE_END
 // nanoseconds, so nesting survives the conversion.
 
 
+#include <cstdint>
+#include <cstdio>
 #include <map>
 #include <string>
 #include <utility>
@@ -4630,9 +5252,19 @@ SCOPEPROF_NAMESPACE_END
 SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
-/// The chrome trace of `rep`, streamed into `sink`.
-inline void serialize_chrome_trace(const report& rep, output_sink& sink) {
-  std::string& out = sink.text();
+/// Track ids of process 2 (CUDA events), by (device, stream handle).
+using trace_device_tracks = std::map<std::pair<std::int32_t, std::uint64_t>, std::size_t>;
+/// Track ids of process 3 (CUPTI), by (device, CUPTI stream id).
+using trace_cupti_tracks = std::map<std::pair<std::int32_t, std::uint32_t>, std::size_t>;
+
+/// The track of a scope's thread: tracks are named by thread_desc::index, so events use it too (not the
+/// position in threads()).
+inline std::string trace_thread_tid(const report& rep, const scope_instance& s) {
+  return std::to_string((s.thread < rep.threads().size() ? rep.threads()[s.thread].index : s.thread) + 1);
+}
+
+/// The opening: generator, counts and evidence, then process 1 (host) and its thread tracks.
+inline void append_trace_head(std::string& out, const report& rep) {
   out += "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"scopeprof " SCOPEPROF_VERSION_STRING "\"";
   out += ",\"entered\":" + std::to_string(rep.counts().entered) + ",\"recorded\":" + std::to_string(rep.counts().recorded) +
          ",\"dropped\":" + std::to_string(rep.counts().dropped) + ",\"in_flight\":" + std::to_string(rep.counts().in_flight) +
@@ -4653,101 +5285,125 @@ inline void serialize_chrome_trace(const report& rep, output_sink& sink) {
     out += ",\n{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":1,\"tid\":" + std::to_string(t.index + 1) +
            ",\"args\":{\"sort_index\":" + std::to_string(t.index) + "}}";
   }
-  // Device tracks: one tid per (device, stream), numbered in order of first appearance.
-  std::map<std::pair<std::int32_t, std::uint64_t>, std::size_t> device_tracks;
+}
+
+/// Process 2: one track per (device, stream) with a device span, numbered in key order; their names.
+inline trace_device_tracks append_trace_device_tracks(std::string& out, const report& rep) {
+  trace_device_tracks tracks;
   for (const auto& s : rep.instances())
-    if (s.device == device_status::ok) device_tracks.emplace(std::make_pair(s.device_id, s.stream), 0);
-  if (!device_tracks.empty()) {
-    out += ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":2,\"tid\":0,\"args\":{\"name\":\"device (CUDA events)\"}}";
-    std::size_t k = 0;
-    for (auto& [key, tid] : device_tracks) {
-      tid = ++k;
-      char stream_hex[32];
-      std::snprintf(stream_hex, sizeof stream_hex, "0x%llx", static_cast<unsigned long long>(key.second));
-      std::string label = "GPU " + std::to_string(key.first) + " stream " + (key.second ? stream_hex : "default");
-      out += ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":2,\"tid\":" + std::to_string(tid) + ",\"args\":{\"name\":";
-      append_json_string(out, label);
-      out += "}}";
-    }
+    if (s.device == device_status::ok) tracks.emplace(std::make_pair(s.device_id, s.stream), 0);
+  if (tracks.empty()) return tracks;
+  out += ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":2,\"tid\":0,\"args\":{\"name\":\"device (CUDA events)\"}}";
+  std::size_t k = 0;
+  for (auto& [key, tid] : tracks) {
+    tid = ++k;
+    char stream_hex[32];
+    std::snprintf(stream_hex, sizeof stream_hex, "0x%llx", static_cast<unsigned long long>(key.second));
+    std::string label = "GPU " + std::to_string(key.first) + " stream " + (key.second ? stream_hex : "default");
+    out += ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":2,\"tid\":" + std::to_string(tid) + ",\"args\":{\"name\":";
+    append_json_string(out, label);
+    out += "}}";
   }
+  return tracks;
+}
+
+/// One scope instance: its host event and, with a device span, the device event and a flow arrow from
+/// the host begin to the device begin.
+inline void append_trace_scope(std::string& out, const report& rep, const scope_instance& s,
+                               const trace_device_tracks& device_tracks, std::uint64_t& flow_id) {
+  const std::string& name = s.site < rep.sites().size() ? rep.sites()[s.site].name : std::string();
+  const std::string tid = trace_thread_tid(rep, s);
+  out += ",\n{\"ph\":\"X\",\"cat\":\"scope\",\"name\":";
+  append_json_string(out, name);
+  out += ",\"pid\":1,\"tid\":" + tid + ",\"ts\":" + format_ns_as_us(s.host_begin_ns - rep.origin_ns()) +
+         ",\"dur\":" + format_ns_as_us(s.host_total_ns()) + ",\"args\":{\"host_self_us\":" + format_ns_as_us(s.host_self_ns);
+  if (s.device == device_status::ok) out += ",\"device_span_us\":" + format_ns_as_us(s.device_span_ns());
+  if (rep.sources().cupti_valid)
+    out += ",\"device_busy_us\":" + format_ns_as_us(s.device_busy_ns) + ",\"kernels\":" + std::to_string(s.kernels);
+  else if (s.device == device_status::captured) out += ",\"device_span\":\"n/a (captured)\"";
+  else if (s.device == device_status::invalid) out += ",\"device_span\":\"n/a (CUDA error)\"";
+  if (s.orphan) out += ",\"orphan\":true";
+  out += "}}";
+  if (s.device != device_status::ok) return;
+  const std::size_t dtid = device_tracks.at(std::make_pair(s.device_id, s.stream));
+  const std::string id = std::to_string(++flow_id);
+  out += ",\n{\"ph\":\"X\",\"cat\":\"device\",\"name\":";
+  append_json_string(out, name);
+  out += ",\"pid\":2,\"tid\":" + std::to_string(dtid) + ",\"ts\":" + format_ns_as_us(s.device_begin_ns - rep.origin_ns()) +
+         ",\"dur\":" + format_ns_as_us(s.device_span_ns()) + ",\"args\":{\"device_self_us\":" +
+         format_ns_as_us(s.device_self_ns) + "}}";
+  out += ",\n{\"ph\":\"s\",\"cat\":\"launch\",\"name\":\"launch\",\"id\":" + id + ",\"pid\":1,\"tid\":" + tid +
+         ",\"ts\":" + format_ns_as_us(s.host_begin_ns - rep.origin_ns()) + "}";
+  out += ",\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"launch\",\"name\":\"launch\",\"id\":" + id +
+         ",\"pid\":2,\"tid\":" + std::to_string(dtid) + ",\"ts\":" + format_ns_as_us(s.device_begin_ns - rep.origin_ns()) + "}";
+}
+
+/// Process 3 (CUPTI): one track per (device, CUPTI stream id), numbered in key order; their names.
+inline trace_cupti_tracks append_trace_cupti_tracks(std::string& out, const report& rep) {
+  trace_cupti_tracks tracks;
+  for (const auto& a : rep.activities()) tracks.emplace(std::make_pair(a.device, a.stream), 0);
+  if (tracks.empty()) return tracks;
+  out += ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":3,\"tid\":0,\"args\":{\"name\":\"device (CUPTI)\"}}";
+  std::size_t k = 0;
+  for (auto& [key, tid] : tracks) {
+    tid = ++k;
+    out += ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":3,\"tid\":" + std::to_string(tid) + ",\"args\":{\"name\":";
+    append_json_string(out, "GPU " + std::to_string(key.first) + " stream " + std::to_string(key.second));
+    out += "}}";
+  }
+  return tracks;
+}
+
+/// One kernel, copy or memset, and a flow arrow from its launching scope (at the scope's host begin).
+inline void append_trace_activity(std::string& out, const report& rep, const device_activity& a,
+                                  const trace_cupti_tracks& cupti_tracks, std::uint64_t& flow_id) {
+  const std::string dtid = std::to_string(cupti_tracks.at(std::make_pair(a.device, a.stream)));
+  out += ",\n{\"ph\":\"X\",\"cat\":\"";
+  out += a.kind == activity_kind::kernel ? "kernel" : a.kind == activity_kind::memcpy ? "memcpy" : "memset";
+  out += "\",\"name\":";
+  const bool named = a.name < rep.activity_names().size();
+  append_json_string(out, named ? rep.activity_demangled_names()[a.name] : std::string());
+  out += ",\"pid\":3,\"tid\":" + dtid + ",\"ts\":" + format_ns_as_us(a.begin_ns - rep.origin_ns()) +
+         ",\"dur\":" + format_ns_as_us(a.duration_ns());
+  const bool mangled = named && rep.activity_demangled_names()[a.name] != rep.activity_names()[a.name];
+  if (a.graph || mangled) {
+    out += ",\"args\":{";
+    if (mangled) {
+      out += "\"mangled\":";
+      append_json_string(out, rep.activity_names()[a.name]);
+    }
+    if (a.graph) out += std::string(mangled ? "," : "") + "\"graph\":" + std::to_string(a.graph);
+    out += "}";
+  }
+  out += "}";
+  if (a.instance < 0 || static_cast<std::size_t>(a.instance) >= rep.instances().size()) return;
+  const scope_instance& s = rep.instances()[static_cast<std::size_t>(a.instance)];
+  const std::string tid = trace_thread_tid(rep, s);
+  const std::string id = std::to_string(++flow_id);
+  out += ",\n{\"ph\":\"s\",\"cat\":\"cupti\",\"name\":\"launch\",\"id\":" + id + ",\"pid\":1,\"tid\":" + tid +
+         ",\"ts\":" + format_ns_as_us(s.host_begin_ns - rep.origin_ns()) + "}";
+  out += ",\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"cupti\",\"name\":\"launch\",\"id\":" + id +
+         ",\"pid\":3,\"tid\":" + dtid + ",\"ts\":" + format_ns_as_us(a.begin_ns - rep.origin_ns()) + "}";
+}
+
+/// The chrome trace of `rep`, streamed into `sink`.
+inline void serialize_chrome_trace(const report& rep, output_sink& sink) {
+  std::string& out = sink.text();
+  append_trace_head(out, rep);
+  const trace_device_tracks device_tracks = append_trace_device_tracks(out, rep);
   std::uint64_t flow_id = 0;
   for (const auto& s : rep.instances()) {
     sink.row_done();
-    const std::string& name = s.site < rep.sites().size() ? rep.sites()[s.site].name : std::string();
-    // Tracks are named by thread_desc::index, so events use it too (not the position in threads()).
-    const std::string tid = std::to_string((s.thread < rep.threads().size() ? rep.threads()[s.thread].index : s.thread) + 1);
-    out += ",\n{\"ph\":\"X\",\"cat\":\"scope\",\"name\":";
-    append_json_string(out, name);
-    out += ",\"pid\":1,\"tid\":" + tid + ",\"ts\":" + format_ns_as_us(s.host_begin_ns - rep.origin_ns()) +
-           ",\"dur\":" + format_ns_as_us(s.host_total_ns()) + ",\"args\":{\"host_self_us\":" + format_ns_as_us(s.host_self_ns);
-    if (s.device == device_status::ok) out += ",\"device_span_us\":" + format_ns_as_us(s.device_span_ns());
-    if (rep.sources().cupti_valid)
-      out += ",\"device_busy_us\":" + format_ns_as_us(s.device_busy_ns) + ",\"kernels\":" + std::to_string(s.kernels);
-    else if (s.device == device_status::captured) out += ",\"device_span\":\"n/a (captured)\"";
-    else if (s.device == device_status::invalid) out += ",\"device_span\":\"n/a (CUDA error)\"";
-    if (s.orphan) out += ",\"orphan\":true";
-    out += "}}";
-    if (s.device != device_status::ok) continue;
-    const std::size_t dtid = device_tracks[std::make_pair(s.device_id, s.stream)];
-    const std::string id = std::to_string(++flow_id);
-    out += ",\n{\"ph\":\"X\",\"cat\":\"device\",\"name\":";
-    append_json_string(out, name);
-    out += ",\"pid\":2,\"tid\":" + std::to_string(dtid) + ",\"ts\":" + format_ns_as_us(s.device_begin_ns - rep.origin_ns()) +
-           ",\"dur\":" + format_ns_as_us(s.device_span_ns()) + ",\"args\":{\"device_self_us\":" +
-           format_ns_as_us(s.device_self_ns) + "}}";
-    out += ",\n{\"ph\":\"s\",\"cat\":\"launch\",\"name\":\"launch\",\"id\":" + id + ",\"pid\":1,\"tid\":" + tid +
-           ",\"ts\":" + format_ns_as_us(s.host_begin_ns - rep.origin_ns()) + "}";
-    out += ",\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"launch\",\"name\":\"launch\",\"id\":" + id +
-           ",\"pid\":2,\"tid\":" + std::to_string(dtid) + ",\"ts\":" + format_ns_as_us(s.device_begin_ns - rep.origin_ns()) + "}";
+    append_trace_scope(out, rep, s, device_tracks, flow_id);
   }
-  // CUPTI: process 3, one track per (device, CUPTI stream id) with every kernel, copy and memset, and a
-  // flow arrow from the launching scope (at its host begin) to each of them.
-  std::map<std::pair<std::int32_t, std::uint32_t>, std::size_t> cupti_tracks;
-  for (const auto& a : rep.activities()) cupti_tracks.emplace(std::make_pair(a.device, a.stream), 0);
-  if (!cupti_tracks.empty()) {
-    out += ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":3,\"tid\":0,\"args\":{\"name\":\"device (CUPTI)\"}}";
-    std::size_t k = 0;
-    for (auto& [key, tid] : cupti_tracks) {
-      tid = ++k;
-      out += ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":3,\"tid\":" + std::to_string(tid) + ",\"args\":{\"name\":";
-      append_json_string(out, "GPU " + std::to_string(key.first) + " stream " + std::to_string(key.second));
-      out += "}}";
-    }
-  }
+  const trace_cupti_tracks cupti_tracks = append_trace_cupti_tracks(out, rep);
   for (const auto& a : rep.activities()) {
     sink.row_done();
-    const std::string dtid = std::to_string(cupti_tracks[std::make_pair(a.device, a.stream)]);
-    out += ",\n{\"ph\":\"X\",\"cat\":\"";
-    out += a.kind == activity_kind::kernel ? "kernel" : a.kind == activity_kind::memcpy ? "memcpy" : "memset";
-    out += "\",\"name\":";
-    const bool named = a.name < rep.activity_names().size();
-    append_json_string(out, named ? rep.activity_demangled_names()[a.name] : std::string());
-    out += ",\"pid\":3,\"tid\":" + dtid + ",\"ts\":" + format_ns_as_us(a.begin_ns - rep.origin_ns()) +
-           ",\"dur\":" + format_ns_as_us(a.duration_ns());
-    const bool mangled = named && rep.activity_demangled_names()[a.name] != rep.activity_names()[a.name];
-    if (a.graph || mangled) {
-      out += ",\"args\":{";
-      if (mangled) {
-        out += "\"mangled\":";
-        append_json_string(out, rep.activity_names()[a.name]);
-      }
-      if (a.graph) out += std::string(mangled ? "," : "") + "\"graph\":" + std::to_string(a.graph);
-      out += "}";
-    }
-    out += "}";
-    if (a.instance < 0 || static_cast<std::size_t>(a.instance) >= rep.instances().size()) continue;
-    const scope_instance& s = rep.instances()[static_cast<std::size_t>(a.instance)];
-    const std::string tid = std::to_string((s.thread < rep.threads().size() ? rep.threads()[s.thread].index : s.thread) + 1);
-    const std::string id = std::to_string(++flow_id);
-    out += ",\n{\"ph\":\"s\",\"cat\":\"cupti\",\"name\":\"launch\",\"id\":" + id + ",\"pid\":1,\"tid\":" + tid +
-           ",\"ts\":" + format_ns_as_us(s.host_begin_ns - rep.origin_ns()) + "}";
-    out += ",\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"cupti\",\"name\":\"launch\",\"id\":" + id +
-           ",\"pid\":3,\"tid\":" + dtid + ",\"ts\":" + format_ns_as_us(a.begin_ns - rep.origin_ns()) + "}";
+    append_trace_activity(out, rep, a, cupti_tracks, flow_id);
   }
   out += "\n]}\n";
   sink.flush();
 }
-
 
 }  // namespace detail
 SCOPEPROF_NAMESPACE_END
@@ -4768,96 +5424,118 @@ namespace detail {
 inline std::string csv_us(std::int64_t ns) { return format_ns_as_us(ns); }
 inline std::string csv_us(double ns) { return format_fixed(ns / 1000.0, 3); }
 
-/// The csv report of `rep`, streamed into `sink`.
-inline void serialize_csv(const report& rep, output_sink& sink) {
-  std::string& out = sink.text();
+/// The header line, with the units.
+inline void append_csv_header(std::string& out) {
   out +=
       "view,row,parent,depth,name,value,calls,host_total_us,host_self_us,host_avg_us,host_med_us,host_min_us,"
       "host_max_us,host_stddev_us,host_time_pct,device_calls,device_total_us,device_self_us,device_avg_us,"
       "device_med_us,device_min_us,device_max_us,device_stddev_us,host_device_ratio,device_status,device_busy_us,"
       "device_busy_self_us,kernels,copies,cupti_status,kernel_time_pct\r\n";
-  // CUPTI cells: filled where the CUPTI evidence is valid, else empty with cupti_status saying why.
-  const bool cupti = rep.sources().cupti_valid;
-  const auto cupti_cells = [&](std::int64_t busy, std::int64_t busy_self, std::uint64_t kernels, std::uint64_t copies) {
-    if (cupti)
-      out += ',' + csv_us(busy) + ',' + csv_us(busy_self) + ',' + std::to_string(kernels) + ',' +
-             std::to_string(copies) + ",ok,";
-    else
-      out += ",,,,," + std::string(cupti_status_text(rep.sources())) + ',';
-  };
-  const auto meta = [&](const char* key, const std::string& value) {
-    out += "meta,,,,";
-    out += key;
-    out += ',';
-    append_csv_field(out, value);
-    out += ",,,,,,,,,,,,,,,,,,,,,,,,,\r\n";
-  };
-  meta("entered", std::to_string(rep.counts().entered));
-  meta("recorded", std::to_string(rep.counts().recorded));
-  meta("dropped", std::to_string(rep.counts().dropped));
-  meta("in_flight", std::to_string(rep.counts().in_flight));
-  meta("host_source", rep.sources().host);
-  meta("device_source", rep.sources().device);
-  meta("cupti_source", rep.sources().cupti);
-  meta("torch_source", rep.sources().torch);
-  std::size_t i = 0;
-  for (const auto& f : rep.flat()) {
-    sink.row_done();
-    out += "flat,";
-    out += std::to_string(i++);
-    out += ",,,";
-    append_csv_field(out, f.name);
-    out += ",,";
-    out += std::to_string(f.calls) + ',' + csv_us(f.host_total_ns) + ',' + csv_us(f.host_self_ns) + ',' +
-           csv_us(f.host.mean) + ',' + csv_us(f.host.median) + ',' + csv_us(f.host.min) + ',' + csv_us(f.host.max) +
-           ',' + csv_us(f.host.stddev) + ',' + format_fixed(f.host_time_pct, 3) + ',' + std::to_string(f.device_calls) +
-           ',';
-    if (f.device_calls) {
-      out += csv_us(f.device_total_ns) + ',' + csv_us(f.device_self_ns) + ',' + csv_us(f.device.mean) + ',' +
-             csv_us(f.device.median) + ',' + csv_us(f.device.min) + ',' + csv_us(f.device.max) + ',' +
-             csv_us(f.device.stddev) + ',' +
-             (f.device_total_ns > 0 ? format_fixed(static_cast<double>(f.host_total_ns) / f.device_total_ns, 4) : "") +
-             ",ok";
-    } else {
-      out += ",,,,,,,,";
-      out += device_status_text(0, f.device_captured, f.device_invalid);
-    }
-    cupti_cells(f.device_busy_ns, f.device_busy_self_ns, f.kernels, f.copies);
-    out += "\r\n";
+}
+
+/// CUPTI cells: filled where the CUPTI evidence is valid, else empty with cupti_status saying why.
+inline void append_csv_cupti_cells(std::string& out, const evidence& sources, std::int64_t busy, std::int64_t busy_self,
+                                   std::uint64_t kernels, std::uint64_t copies) {
+  if (sources.cupti_valid)
+    out += ',' + csv_us(busy) + ',' + csv_us(busy_self) + ',' + std::to_string(kernels) + ',' +
+           std::to_string(copies) + ",ok,";
+  else
+    out += ",,,,," + std::string(cupti_status_text(sources)) + ',';
+}
+
+inline void append_csv_meta_row(std::string& out, const char* key, const std::string& value) {
+  out += "meta,,,,";
+  out += key;
+  out += ',';
+  append_csv_field(out, value);
+  out += ",,,,,,,,,,,,,,,,,,,,,,,,,\r\n";
+}
+
+/// view=meta: the counts and the evidence.
+inline void append_csv_meta_rows(std::string& out, const report& rep) {
+  append_csv_meta_row(out, "entered", std::to_string(rep.counts().entered));
+  append_csv_meta_row(out, "recorded", std::to_string(rep.counts().recorded));
+  append_csv_meta_row(out, "dropped", std::to_string(rep.counts().dropped));
+  append_csv_meta_row(out, "in_flight", std::to_string(rep.counts().in_flight));
+  append_csv_meta_row(out, "host_source", rep.sources().host);
+  append_csv_meta_row(out, "device_source", rep.sources().device);
+  append_csv_meta_row(out, "cupti_source", rep.sources().cupti);
+  append_csv_meta_row(out, "torch_source", rep.sources().torch);
+}
+
+/// view=flat: row `i` of the flat table.
+inline void append_csv_flat_row(std::string& out, const flat_row& f, std::size_t i, const evidence& sources) {
+  out += "flat,";
+  out += std::to_string(i);
+  out += ",,,";
+  append_csv_field(out, f.name);
+  out += ",,";
+  out += std::to_string(f.calls) + ',' + csv_us(f.host_total_ns) + ',' + csv_us(f.host_self_ns) + ',' +
+         csv_us(f.host.mean) + ',' + csv_us(f.host.median) + ',' + csv_us(f.host.min) + ',' + csv_us(f.host.max) +
+         ',' + csv_us(f.host.stddev) + ',' + format_fixed(f.host_time_pct, 3) + ',' + std::to_string(f.device_calls) +
+         ',';
+  if (f.device_calls) {
+    out += csv_us(f.device_total_ns) + ',' + csv_us(f.device_self_ns) + ',' + csv_us(f.device.mean) + ',' +
+           csv_us(f.device.median) + ',' + csv_us(f.device.min) + ',' + csv_us(f.device.max) + ',' +
+           csv_us(f.device.stddev) + ',' +
+           (f.device_total_ns > 0 ? format_fixed(static_cast<double>(f.host_total_ns) / f.device_total_ns, 4) : "") +
+           ",ok";
+  } else {
+    out += ",,,,,,,,";
+    out += device_status_text(0, f.device_captured, f.device_invalid);
   }
-  i = 0;
-  for (const auto& t : rep.tree()) {
-    sink.row_done();
-    out += "tree," + std::to_string(i++) + ',' + (t.parent < 0 ? std::string() : std::to_string(t.parent)) + ',' +
-           std::to_string(t.depth) + ',';
-    append_csv_field(out, t.name);
-    out += ",," + std::to_string(t.calls) + ',' + csv_us(t.host_total_ns) + ',' + csv_us(t.host_self_ns) +
-           ",,,,,,," + std::to_string(t.device_calls) + ',';
-    if (t.device_calls) {
-      out += csv_us(t.device_total_ns) + ',' + csv_us(t.device_self_ns) + ",,,,,," +
-             (t.device_total_ns > 0 ? format_fixed(static_cast<double>(t.host_total_ns) / t.device_total_ns, 4) : "") +
-             ",ok";
-    } else {
-      out += ",,,,,,,,n/a";
-    }
-    cupti_cells(t.device_busy_ns, t.device_busy_self_ns, t.kernels, t.copies);
-    out += "\r\n";
+  append_csv_cupti_cells(out, sources, f.device_busy_ns, f.device_busy_self_ns, f.kernels, f.copies);
+  out += "\r\n";
+}
+
+/// view=tree: row `i` of the tree table.
+inline void append_csv_tree_row(std::string& out, const tree_row& t, std::size_t i, const evidence& sources) {
+  out += "tree," + std::to_string(i) + ',' + (t.parent < 0 ? std::string() : std::to_string(t.parent)) + ',' +
+         std::to_string(t.depth) + ',';
+  append_csv_field(out, t.name);
+  out += ",," + std::to_string(t.calls) + ',' + csv_us(t.host_total_ns) + ',' + csv_us(t.host_self_ns) +
+         ",,,,,,," + std::to_string(t.device_calls) + ',';
+  if (t.device_calls) {
+    out += csv_us(t.device_total_ns) + ',' + csv_us(t.device_self_ns) + ",,,,,," +
+           (t.device_total_ns > 0 ? format_fixed(static_cast<double>(t.host_total_ns) / t.device_total_ns, 4) : "") +
+           ",ok";
+  } else {
+    out += ",,,,,,,,n/a";
   }
-  // Kernel summary: name = kernel, value = scope, calls = instances, device_* = per-instance statistics.
-  i = 0;
-  for (const auto& k : rep.kernel_summary()) {
+  append_csv_cupti_cells(out, sources, t.device_busy_ns, t.device_busy_self_ns, t.kernels, t.copies);
+  out += "\r\n";
+}
+
+/// view=kernel: name = kernel, value = scope, calls = instances, device_* = per-instance statistics.
+inline void append_csv_kernel_row(std::string& out, const kernel_summary_row& k, std::size_t i) {
+  out += "kernel," + std::to_string(i) + ",,,";
+  append_csv_field(out, k.kernel);
+  out += ',';
+  append_csv_field(out, k.scope);
+  out += ',' + std::to_string(k.time.count) + ",,,,,,,,,," + csv_us(k.time.sum) + ",," + csv_us(k.time.mean) + ',' +
+         csv_us(k.time.median) + ',' + csv_us(k.time.min) + ',' + csv_us(k.time.max) + ',' + csv_us(k.time.stddev) +
+         ",,ok,,,,,ok," + format_fixed(k.time_pct, 3) + "\r\n";
+}
+
+/// The csv report of `rep`, streamed into `sink`.
+inline void serialize_csv(const report& rep, output_sink& sink) {
+  std::string& out = sink.text();
+  append_csv_header(out);
+  append_csv_meta_rows(out, rep);
+  for (std::size_t i = 0; i < rep.flat().size(); ++i) {
     sink.row_done();
-    out += "kernel," + std::to_string(i++) + ",,,";
-    append_csv_field(out, k.kernel);
-    out += ',';
-    append_csv_field(out, k.scope);
-    out += ',' + std::to_string(k.time.count) + ",,,,,,,,,," + csv_us(k.time.sum) + ",," + csv_us(k.time.mean) + ',' +
-           csv_us(k.time.median) + ',' + csv_us(k.time.min) + ',' + csv_us(k.time.max) + ',' + csv_us(k.time.stddev) +
-           ",,ok,,,,,ok," + format_fixed(k.time_pct, 3) + "\r\n";
+    append_csv_flat_row(out, rep.flat()[i], i, rep.sources());
+  }
+  for (std::size_t i = 0; i < rep.tree().size(); ++i) {
+    sink.row_done();
+    append_csv_tree_row(out, rep.tree()[i], i, rep.sources());
+  }
+  for (std::size_t i = 0; i < rep.kernel_summary().size(); ++i) {
+    sink.row_done();
+    append_csv_kernel_row(out, rep.kernel_summary()[i], i);
   }
   sink.flush();
 }
-
 
 }  // namespace detail
 SCOPEPROF_NAMESPACE_END
@@ -4905,9 +5583,8 @@ inline void append_json_cupti(std::string& out, bool valid, std::int64_t busy, s
          ",\"kernels\":" + std::to_string(kernels) + ",\"copies\":" + std::to_string(copies) + "}";
 }
 
-/// The json report of `rep`, streamed into `sink`.
-inline void serialize_json(const report& rep, output_sink& sink) {
-  std::string& out = sink.text();
+/// Schema, version, counts, evidence and warnings: everything before the threads.
+inline void append_json_head(std::string& out, const report& rep) {
   out += "{\"schema\":\"scopeprof-report/1\",\"version\":\"" SCOPEPROF_VERSION_STRING "\",\"units\":\"ns\",";
   out += "\"counts\":";
   append_json_counts(out, rep.counts());
@@ -4924,83 +5601,101 @@ inline void serialize_json(const report& rep, output_sink& sink) {
   append_json_string(out, rep.sources().torch);
   out += "},\"warnings\":";
   append_json_string(out, rep.warnings());
+}
+
+inline void append_json_thread(std::string& out, const thread_desc& t) {
+  out += "{\"index\":" + std::to_string(t.index) + ",\"os_id\":" + std::to_string(t.os_id) + ",\"name\":";
+  append_json_string(out, t.name);
+  out += t.exited ? ",\"exited\":true,\"counts\":" : ",\"exited\":false,\"counts\":";
+  append_json_counts(out, t.counts);
+  out += '}';
+}
+
+inline void append_json_flat_row(std::string& out, const flat_row& f, bool cupti_valid) {
+  out += "{\"name\":";
+  append_json_string(out, f.name);
+  out += ",\"calls\":" + std::to_string(f.calls) + ",\"host\":{\"total\":" + std::to_string(f.host_total_ns) +
+         ",\"self\":" + std::to_string(f.host_self_ns) + ",";
+  append_json_stats(out, f.host);
+  out += ",\"time_pct\":";
+  append_json_number(out, f.host_time_pct);
+  out += "},\"device\":";
+  if (f.device_calls) {
+    out += "{\"calls\":" + std::to_string(f.device_calls) + ",\"total\":" + std::to_string(f.device_total_ns) +
+           ",\"self\":" + std::to_string(f.device_self_ns) + ",";
+    append_json_stats(out, f.device);
+    out += ",\"captured\":" + std::to_string(f.device_captured) + ",\"invalid\":" + std::to_string(f.device_invalid) + "}";
+  } else {
+    out += "null";
+  }
+  out += ",\"device_status\":";
+  append_json_string(out, device_status_text(f.device_calls, f.device_captured, f.device_invalid));
+  out += ",\"cupti\":";
+  append_json_cupti(out, cupti_valid, f.device_busy_ns, f.device_busy_self_ns, f.kernels, f.copies);
+  out += '}';
+}
+
+inline void append_json_tree_row(std::string& out, const tree_row& t, bool cupti_valid) {
+  out += "{\"name\":";
+  append_json_string(out, t.name);
+  out += ",\"depth\":" + std::to_string(t.depth) + ",\"parent\":" + std::to_string(t.parent) +
+         ",\"calls\":" + std::to_string(t.calls) + ",\"host\":{\"total\":" + std::to_string(t.host_total_ns) +
+         ",\"self\":" + std::to_string(t.host_self_ns) + "},\"device\":";
+  if (t.device_calls)
+    out += "{\"calls\":" + std::to_string(t.device_calls) + ",\"total\":" + std::to_string(t.device_total_ns) +
+           ",\"self\":" + std::to_string(t.device_self_ns) + "}";
+  else
+    out += "null";
+  out += ",\"cupti\":";
+  append_json_cupti(out, cupti_valid, t.device_busy_ns, t.device_busy_self_ns, t.kernels, t.copies);
+  out += '}';
+}
+
+inline void append_json_kernel_row(std::string& out, const kernel_summary_row& k) {
+  out += "{\"scope\":";
+  append_json_string(out, k.scope);
+  out += ",\"name\":";
+  append_json_string(out, k.kernel);
+  out += ",\"mangled\":";
+  append_json_string(out, k.mangled);
+  out += ",\"instances\":" + std::to_string(k.time.count) + ",\"total\":" + std::to_string(k.time.sum) + ",";
+  append_json_stats(out, k.time);
+  out += ",\"time_pct\":";
+  append_json_number(out, k.time_pct);
+  out += '}';
+}
+
+/// The json report of `rep`, streamed into `sink`.
+inline void serialize_json(const report& rep, output_sink& sink) {
+  std::string& out = sink.text();
+  const bool cupti_valid = rep.sources().cupti_valid;
+  append_json_head(out, rep);
   out += ",\"threads\":[";
   for (std::size_t i = 0; i < rep.threads().size(); ++i) {
-    const auto& t = rep.threads()[i];
     if (i) out += ',';
-    out += "{\"index\":" + std::to_string(t.index) + ",\"os_id\":" + std::to_string(t.os_id) + ",\"name\":";
-    append_json_string(out, t.name);
-    out += t.exited ? ",\"exited\":true,\"counts\":" : ",\"exited\":false,\"counts\":";
-    append_json_counts(out, t.counts);
-    out += '}';
+    append_json_thread(out, rep.threads()[i]);
   }
   out += "],\"flat\":[";
   for (std::size_t i = 0; i < rep.flat().size(); ++i) {
     sink.row_done();
-    const auto& f = rep.flat()[i];
     if (i) out += ',';
-    out += "{\"name\":";
-    append_json_string(out, f.name);
-    out += ",\"calls\":" + std::to_string(f.calls) + ",\"host\":{\"total\":" + std::to_string(f.host_total_ns) +
-           ",\"self\":" + std::to_string(f.host_self_ns) + ",";
-    append_json_stats(out, f.host);
-    out += ",\"time_pct\":";
-    append_json_number(out, f.host_time_pct);
-    out += "},\"device\":";
-    if (f.device_calls) {
-      out += "{\"calls\":" + std::to_string(f.device_calls) + ",\"total\":" + std::to_string(f.device_total_ns) +
-             ",\"self\":" + std::to_string(f.device_self_ns) + ",";
-      append_json_stats(out, f.device);
-      out += ",\"captured\":" + std::to_string(f.device_captured) + ",\"invalid\":" + std::to_string(f.device_invalid) + "}";
-    } else {
-      out += "null";
-    }
-    out += ",\"device_status\":";
-    append_json_string(out, device_status_text(f.device_calls, f.device_captured, f.device_invalid));
-    out += ",\"cupti\":";
-    append_json_cupti(out, rep.sources().cupti_valid, f.device_busy_ns, f.device_busy_self_ns, f.kernels, f.copies);
-    out += '}';
+    append_json_flat_row(out, rep.flat()[i], cupti_valid);
   }
   out += "],\"tree\":[";
   for (std::size_t i = 0; i < rep.tree().size(); ++i) {
     sink.row_done();
-    const auto& t = rep.tree()[i];
     if (i) out += ',';
-    out += "{\"name\":";
-    append_json_string(out, t.name);
-    out += ",\"depth\":" + std::to_string(t.depth) + ",\"parent\":" + std::to_string(t.parent) +
-           ",\"calls\":" + std::to_string(t.calls) + ",\"host\":{\"total\":" + std::to_string(t.host_total_ns) +
-           ",\"self\":" + std::to_string(t.host_self_ns) + "},\"device\":";
-    if (t.device_calls)
-      out += "{\"calls\":" + std::to_string(t.device_calls) + ",\"total\":" + std::to_string(t.device_total_ns) +
-             ",\"self\":" + std::to_string(t.device_self_ns) + "}";
-    else
-      out += "null";
-    out += ",\"cupti\":";
-    append_json_cupti(out, rep.sources().cupti_valid, t.device_busy_ns, t.device_busy_self_ns, t.kernels, t.copies);
-    out += '}';
+    append_json_tree_row(out, rep.tree()[i], cupti_valid);
   }
   out += "],\"kernel_summary\":[";
   for (std::size_t i = 0; i < rep.kernel_summary().size(); ++i) {
     sink.row_done();
-    const auto& k = rep.kernel_summary()[i];
     if (i) out += ',';
-    out += "{\"scope\":";
-    append_json_string(out, k.scope);
-    out += ",\"name\":";
-    append_json_string(out, k.kernel);
-    out += ",\"mangled\":";
-    append_json_string(out, k.mangled);
-    out += ",\"instances\":" + std::to_string(k.time.count) + ",\"total\":" + std::to_string(k.time.sum) + ",";
-    append_json_stats(out, k.time);
-    out += ",\"time_pct\":";
-    append_json_number(out, k.time_pct);
-    out += '}';
+    append_json_kernel_row(out, rep.kernel_summary()[i]);
   }
   out += "]}\n";
   sink.flush();
 }
-
 
 }  // namespace detail
 SCOPEPROF_NAMESPACE_END
@@ -5053,8 +5748,8 @@ inline std::string ratio_cell(std::int64_t host_ns, std::uint64_t device_calls, 
   return format_fixed(static_cast<double>(host_ns) / static_cast<double>(device_ns), 2);
 }
 
-/// The text report of `rep`: tree view, flat view, kernel summary, notes.
-inline void print_tables(const report& rep, std::ostream& out) {
+/// The header: counts, the evidence behind each kind of time, the collector's warnings.
+inline void print_report_header(const report& rep, std::ostream& out) {
   out << "scopeprof report: " << rep.counts().recorded << " scopes recorded";
   if (rep.counts().dropped) out << ", " << rep.counts().dropped << " DROPPED (record buffer full; see SCOPEPROF_MAX_RECORDS)";
   if (rep.counts().in_flight) out << ", " << rep.counts().in_flight << " still open (not in the tables)";
@@ -5064,14 +5759,12 @@ inline void print_tables(const report& rep, std::ostream& out) {
   out << "  CUPTI:       " << rep.sources().cupti << "\n";
   out << "  torch:       " << rep.sources().torch << "\n";
   if (!rep.warnings().empty()) out << rep.warnings();
-  if (rep.instances().empty()) {
-    out << "(no finished scopes)\n";
-    return;
-  }
+}
 
+/// The tree view: one row per call path. The CUPTI columns appear only when CUPTI evidence is valid;
+/// otherwise the header line says why.
+inline void print_tree_table(const report& rep, std::ostream& out, bool cupti) {
   out << "\nCall tree (all threads merged; Host/Dev = host total / device span):\n";
-  // The CUPTI columns appear only when CUPTI evidence is valid; otherwise the header line says why.
-  const bool cupti = rep.sources().cupti_valid;
   text_table tree{{"Scope", "Calls", "Host total", "Host self", "Dev span", "Dev self", "Host/Dev"},
                   {true, false, false, false, false, false, false},
                   {}};
@@ -5093,7 +5786,10 @@ inline void print_tables(const report& rep, std::ostream& out) {
     }
   }
   tree.print(out);
+}
 
+/// The flat view: one row per name with the statistics of its instances.
+inline void print_flat_table(const report& rep, std::ostream& out, bool cupti) {
   out << "\nBy name (Avg/Med/Min/Max/StdDev of host total per call; Time % = share of all host self time):\n";
   text_table flat{{"Name", "Calls", "Host total", "Host self", "Avg", "Med", "Min", "Max", "StdDev", "Time %",
                    "Dev span", "Dev self", "Dev avg", "Dev med", "Host/Dev"},
@@ -5122,24 +5818,30 @@ inline void print_tables(const report& rep, std::ostream& out) {
     }
   }
   flat.print(out);
-  if (cupti) {
-    out << "\nKernels by scope (CUPTI; Time % = share of all kernel time; Avg/Med/Min/Max/StdDev per instance;\n"
-           "names demangled and cut at 100 characters as Nsight Systems does; the JSON report keeps them whole and mangled):\n";
-    if (rep.kernel_summary().empty()) {
-      out << "(no kernels)\n";
-    } else {
-      text_table kern{{"Time %", "Total Time", "Instances", "Avg", "Med", "Min", "Max", "StdDev", "Scope", "Name"},
-                      {false, false, false, false, false, false, false, false, true, true},
-                      {}};
-      for (const auto& k : rep.kernel_summary())
-        kern.rows.push_back({format_fixed(k.time_pct, 1), format_duration_ns(static_cast<double>(k.time.sum)),
-                             std::to_string(k.time.count), format_duration_ns(k.time.mean),
-                             format_duration_ns(k.time.median), format_duration_ns(static_cast<double>(k.time.min)),
-                             format_duration_ns(static_cast<double>(k.time.max)), format_duration_ns(k.time.stddev),
-                             display_name(k.scope), clip_to_width(display_name(k.kernel))});
-      kern.print(out);
-    }
+}
+
+/// The kernel summary (CUPTI): one row per (scope, kernel).
+inline void print_kernel_table(const report& rep, std::ostream& out) {
+  out << "\nKernels by scope (CUPTI; Time % = share of all kernel time; Avg/Med/Min/Max/StdDev per instance;\n"
+         "names demangled and cut at 100 characters as Nsight Systems does; the JSON report keeps them whole and mangled):\n";
+  if (rep.kernel_summary().empty()) {
+    out << "(no kernels)\n";
+    return;
   }
+  text_table kern{{"Time %", "Total Time", "Instances", "Avg", "Med", "Min", "Max", "StdDev", "Scope", "Name"},
+                  {false, false, false, false, false, false, false, false, true, true},
+                  {}};
+  for (const auto& k : rep.kernel_summary())
+    kern.rows.push_back({format_fixed(k.time_pct, 1), format_duration_ns(static_cast<double>(k.time.sum)),
+                         std::to_string(k.time.count), format_duration_ns(k.time.mean),
+                         format_duration_ns(k.time.median), format_duration_ns(static_cast<double>(k.time.min)),
+                         format_duration_ns(static_cast<double>(k.time.max)), format_duration_ns(k.time.stddev),
+                         display_name(k.scope), clip_to_width(display_name(k.kernel))});
+  kern.print(out);
+}
+
+/// The footnotes: how to read the totals, and the orphans.
+inline void print_report_notes(const report& rep, std::ostream& out, bool cupti) {
   out << "\nNote: totals are inclusive. Do not add up the totals of nested rows: a parent's total already\n"
          "contains its children. Self columns and Time % can be added. Host time is CPU time spent inside the\n"
          "scope (mostly launching asynchronous work); device span is GPU time between the scope's boundaries\n"
@@ -5150,6 +5852,20 @@ inline void print_tables(const report& rep, std::ostream& out) {
   if (rep.orphan_count())
     out << "Note: " << rep.orphan_count()
         << " scopes whose parent was still open (or dropped) when the report was taken are shown at top level.\n";
+}
+
+/// The text report of `rep`: tree view, flat view, kernel summary, notes.
+inline void print_tables(const report& rep, std::ostream& out) {
+  print_report_header(rep, out);
+  if (rep.instances().empty()) {
+    out << "(no finished scopes)\n";
+    return;
+  }
+  const bool cupti = rep.sources().cupti_valid;
+  print_tree_table(rep, out, cupti);
+  print_flat_table(rep, out, cupti);
+  if (cupti) print_kernel_table(rep, out);
+  print_report_notes(rep, out, cupti);
 }
 
 }  // namespace detail
@@ -5206,6 +5922,15 @@ SCOPEPROF_NAMESPACE_END
 // ---- begin scopeprof/impl/runtime.hpp ----
 // scopeprof: start-up, the run-time switches, collect(), reset() and the report at exit: the runtime's
 // cold code, declared in runtime.hpp.
+
+// ---- begin scopeprof/backends/backend_list.hpp ----
+// scopeprof: the backends collect() and reset() go through, in order (backend_hooks.hpp). The CUDA events
+// come first: CUPTI attributes its records to host records whose device spans are then in place.
+
+// ---- begin scopeprof/backends/cuda_collect.hpp ----
+// scopeprof: the CUDA-event backend's work outside the scopes (backend_hooks.hpp): collect() resolves the
+// event pairs of the threads in the snapshot and attaches each span to its host record; reset() puts the
+// discarded pairs aside (their events may still be on the GPU) and frees their chunks.
 
 // ---- begin scopeprof/backends/cuda_resolve.hpp ----
 // scopeprof: turning recorded CUDA event pairs into device spans on the host timeline, at collect() time
@@ -5426,6 +6151,106 @@ inline void retire_device_records(const std::vector<device_record*>&) noexcept {
 }  // namespace detail
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/backends/cuda_resolve.hpp ----
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// Device records from `floor` up to `count`, in order.
+inline void device_records_in(const std::vector<device_chunk*>& chunks, std::uint64_t floor, std::uint64_t count,
+                              std::vector<device_record*>& out) {
+  chunked_log<device_record>::for_each(chunks, floor, count, [&](std::uint64_t, device_record& d) { out.push_back(&d); });
+}
+
+/// Put each device record's outcome on the host record it belongs to (records of scopes outside the
+/// snapshot's range are skipped).
+inline void attach_device_records(const thread_view& t, const std::vector<device_record*>& device, raw_thread& out) {
+  const std::uint64_t from = t.recorded_floor, to = t.counters.recorded;
+  for (const device_record* d : device) {
+    if (d->host_index == no_record || d->host_index < from || d->host_index >= to) continue;
+    raw_instance& x = out.records[static_cast<std::size_t>(d->host_index - from)];
+    x.device_id = d->device;
+    x.stream = reinterpret_cast<std::uintptr_t>(d->stream);
+    switch (d->state) {
+      case dev_resolved:
+        x.device = device_status::ok;
+        x.device_begin_ns = d->begin_ns;
+        x.device_end_ns = d->end_ns;
+        break;
+      case dev_captured: x.device = device_status::captured; break;
+      case dev_invalid: x.device = device_status::invalid; break;
+      default: break;  // still running: not timed in this report
+    }
+  }
+}
+
+/// collect(): resolve what is pending (in bulk, one bounded wait per stream), then attach.
+inline void device_collect(raw_snapshot& raw, const collect_context& ctx) {
+  std::vector<std::vector<device_record*>> device(ctx.view.threads.size());
+  std::vector<device_record*> all;
+  for (std::size_t t = 0; t < ctx.view.threads.size(); ++t) {
+    const thread_view& tv = ctx.view.threads[t];
+    device_records_in(tv.device_chunks, tv.device_floor, tv.device_count, device[t]);
+    all.insert(all.end(), device[t].begin(), device[t].end());
+  }
+  resolve_device_records(all);
+  for (std::size_t t = 0; t < ctx.view.threads.size(); ++t) attach_device_records(ctx.view.threads[t], device[t], raw.threads[t]);
+#if SCOPEPROF_WITH_CUDA
+  raw.sources.device = device_evidence(raw.sources.device_valid, ctx.conv.ns_per_tick);
+#endif
+}
+
+/// reset(): the device records each thread has published are discarded; the chunks that hold only those
+/// go (all of an exited thread's).
+inline void device_reset(const std::vector<reset_thread>& threads) noexcept {
+  registry& r = the_registry();
+  for (const auto& [b, exited] : threads) {
+    try {
+      const std::uint64_t count = b->device.published.load(std::memory_order_acquire);
+      std::lock_guard<std::mutex> lock(b->mu);
+      std::vector<device_record*> discarded;
+      device_records_in(b->device.chunks, b->device.floor, count, discarded);
+      retire_device_records(discarded);
+      b->device.discard_below(count, exited, [&](device_chunk* ch) {
+        r.device_records_held.fetch_sub(ch->capacity, std::memory_order_relaxed);
+        device_chunk::destroy(ch);
+      });
+    } catch (...) {
+      // Out of memory listing the records: this thread's stay until the next reset().
+    }
+  }
+}
+
+inline constexpr backend_hooks device_backend{"CUDA events", &device_collect, &device_reset, nullptr};
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/backends/cuda_collect.hpp ----
+
+#include <cstddef>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// The torch backend keeps nothing between scopes: collect() only states what it did.
+inline void torch_collect(raw_snapshot& raw, const collect_context&) { raw.sources.torch = torch_evidence_text(); }
+inline constexpr backend_hooks torch_backend{"LibTorch", &torch_collect, nullptr, nullptr};
+
+inline constexpr const backend_hooks* backend_list[] = {&device_backend, &cupti_backend, &torch_backend};
+
+/// Calls fn(hooks) for every backend, in order.
+template <class Fn>
+inline void for_each_backend(Fn&& fn) {
+  for (const backend_hooks* b : backend_list) fn(*b);
+}
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/backends/backend_list.hpp ----
 // ---- begin scopeprof/detail/env.hpp ----
 // scopeprof: reading the environment. A malformed value gives one warning (the value quoted with control
 // characters escaped, so it cannot forge lines) and the default.
@@ -5507,199 +6332,6 @@ inline clock_kind parse_clock(const std::string& value) {
 }  // namespace detail
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/detail/env.hpp ----
-// ---- begin scopeprof/detail/snapshot.hpp ----
-// scopeprof: what collect() and reset() do to the recorder, without stopping any thread. The lists are
-// copied under the registry mutex, each thread's chunk list under its own mutex, and everything slow
-// (converting records, waiting for the GPU, building the report) runs with only collect_mu held, which no
-// scope ever takes. Chunks are freed only by reset() and thread buffers only by release_exited(), both
-// under collect_mu, so the copies stay valid while collect() reads them.
-
-
-#include <algorithm>
-#include <cstdint>
-#include <functional>
-#include <mutex>
-#include <string>
-#include <utility>
-#include <vector>
-
-SCOPEPROF_NAMESPACE_BEGIN
-namespace detail {
-
-/// Read one thread's counters as one consistent set, without stopping the owner. `recorded` and
-/// `dropped` are read first (acquire): every scope they count was entered before, so the `entered` read
-/// afterwards includes it, and in_flight = entered - recorded - dropped is never negative.
-struct thread_counters {
-  std::uint64_t entered = 0, recorded = 0, dropped = 0;
-};
-inline thread_counters read_counters(const thread_buffer& b) noexcept {
-  const std::uint64_t recorded = b.recorded.load(std::memory_order_acquire);
-  const std::uint64_t dropped = b.dropped.load(std::memory_order_acquire);
-  const std::uint64_t entered = b.entered.load(std::memory_order_acquire);
-  return {entered, recorded, dropped};
-}
-
-/// One thread as collect() sees it: its counters and the chunks that hold its published records.
-struct thread_view {
-  thread_buffer* buffer = nullptr;
-  std::uint32_t ordinal = 0;
-  std::uint64_t os_id = 0;
-  bool exited = false;
-  std::string name;
-  thread_counters counters;
-  std::uint64_t recorded_floor = 0, dropped_floor = 0, entered_floor = 0;
-  std::uint64_t device_floor = 0, device_count = 0;
-  std::vector<const chunk*> chunks;
-  std::vector<device_chunk*> device_chunks;
-};
-
-struct registry_view {
-  std::vector<thread_view> threads;
-  std::vector<const site_info*> sites;  // never freed; their names never change after registration
-  std::uint64_t unattached = 0;
-};
-
-/// Copy the lists (registry mutex held only for the copy) and each thread's chunk list (its own mutex).
-/// Counters are read before the chunk list: a chunk is added before any record in it is published.
-inline registry_view view_registry(registry& r) {
-  registry_view v;
-  {
-    std::lock_guard<std::mutex> lock(r.mu);
-    v.sites.reserve(r.sites.size());
-    for (const auto& s : r.sites) v.sites.push_back(s.get());
-    v.threads.resize(r.threads.size());
-    for (std::size_t i = 0; i < r.threads.size(); ++i) {
-      thread_view& t = v.threads[i];
-      t.buffer = r.threads[i];
-      t.ordinal = t.buffer->ordinal;
-      t.os_id = t.buffer->os_id;
-      t.exited = t.buffer->exited;
-    }
-    v.unattached = r.unattached_drops.load(std::memory_order_relaxed) - r.unattached_floor;
-  }
-  for (thread_view& t : v.threads) {
-    thread_buffer& b = *t.buffer;
-    t.counters = read_counters(b);
-    t.device_count = b.device_recorded.load(std::memory_order_acquire);
-    std::lock_guard<std::mutex> lock(b.mu);
-    t.name = b.name;
-    t.recorded_floor = b.recorded_floor;
-    t.dropped_floor = b.dropped_floor;
-    t.entered_floor = b.entered_floor;
-    t.device_floor = b.device_floor;
-    t.chunks.assign(b.chunks.begin(), b.chunks.end());
-    t.device_chunks.assign(b.device_chunks.begin(), b.device_chunks.end());
-  }
-  return v;
-}
-
-/// Device records from `floor` up to `count`, in order.
-inline void device_records_in(const std::vector<device_chunk*>& chunks, std::uint64_t floor, std::uint64_t count,
-                              std::vector<device_record*>& out) {
-  for (device_chunk* ch : chunks)
-    for (std::uint64_t i = (std::max)(floor, ch->first); i < (std::min<std::uint64_t>)(count, ch->first + device_chunk::capacity); ++i)
-      out.push_back(&ch->records[i - ch->first]);
-}
-
-/// One thread's records since its floor, converted to nanoseconds, with their device spans attached.
-inline raw_thread read_thread(const thread_view& t, const tick_converter& conv, const std::vector<device_record*>& device) {
-  raw_thread out;
-  out.desc.index = t.ordinal;
-  out.desc.os_id = t.os_id;
-  out.desc.exited = t.exited;
-  out.desc.name = t.name;
-  scope_counts& c = out.desc.counts;
-  c.recorded = t.counters.recorded - t.recorded_floor;
-  c.dropped = t.counters.dropped - t.dropped_floor;
-  c.entered = t.counters.entered - t.entered_floor;
-  c.in_flight = c.entered - c.recorded - c.dropped;
-  const std::uint64_t from = t.recorded_floor, to = t.counters.recorded;
-  out.records.reserve(static_cast<std::size_t>(to - from));
-  for (const chunk* ch : t.chunks) {
-    const std::uint64_t hi = (std::min<std::uint64_t>)(to, ch->first + ch->capacity);
-    for (std::uint64_t i = (std::max)(from, ch->first); i < hi; ++i) {
-      const record& rec = ch->records()[i - ch->first];
-      raw_instance x;
-      x.site = rec.site;
-      x.depth = rec.depth;
-      x.host_begin_ns = conv.to_ns(rec.begin_ticks);
-      x.host_end_ns = conv.to_ns(rec.end_ticks);
-      out.records.push_back(x);
-    }
-  }
-  for (const device_record* d : device) {
-    if (d->host_index == no_record || d->host_index < from || d->host_index >= to) continue;
-    raw_instance& x = out.records[static_cast<std::size_t>(d->host_index - from)];
-    x.device_id = d->device;
-    x.stream = reinterpret_cast<std::uintptr_t>(d->stream);
-    switch (d->state) {
-      case dev_resolved:
-        x.device = device_status::ok;
-        x.device_begin_ns = d->begin_ns;
-        x.device_end_ns = d->end_ns;
-        break;
-      case dev_captured: x.device = device_status::captured; break;
-      case dev_invalid: x.device = device_status::invalid; break;
-      default: break;  // still running: not timed in this report
-    }
-  }
-  return out;
-}
-
-/// reset() for one thread: raise its floors to what it has published, free the chunks that hold only
-/// discarded records (all of them for a thread that exited; never the one its owner writes to), and put
-/// the discarded device records' events aside. Under collect_mu.
-inline void discard_thread(registry& r, thread_buffer& b, bool exited) {
-  const thread_counters c = read_counters(b);
-  const std::uint64_t device_count = b.device_recorded.load(std::memory_order_acquire);
-  std::lock_guard<std::mutex> lock(b.mu);
-  std::vector<device_record*> discarded;
-  device_records_in(b.device_chunks, b.device_floor, device_count, discarded);
-  retire_device_records(discarded);
-  b.device_floor = device_count;
-  std::size_t n = 0;
-  if (exited) n = b.device_chunks.size();
-  else
-    while (n + 1 < b.device_chunks.size() && b.device_chunks[n]->first + device_chunk::capacity <= device_count) ++n;
-  for (std::size_t i = 0; i < n; ++i) {
-    delete b.device_chunks[i];
-    r.device_records_held.fetch_sub(device_chunk::capacity, std::memory_order_relaxed);
-  }
-  b.device_chunks.erase(b.device_chunks.begin(), b.device_chunks.begin() + static_cast<std::ptrdiff_t>(n));
-  b.recorded_floor = c.recorded;
-  b.dropped_floor = c.dropped;
-  b.entered_floor = c.recorded + c.dropped;  // scopes open now stay counted as entered
-  n = 0;
-  if (exited) n = b.chunks.size();
-  else
-    while (n + 1 < b.chunks.size() && b.chunks[n]->first + b.chunks[n]->capacity <= c.recorded) ++n;
-  for (std::size_t i = 0; i < n; ++i) return_chunk(r, b.chunks[i]);
-  b.chunks.erase(b.chunks.begin(), b.chunks.begin() + static_cast<std::ptrdiff_t>(n));
-}
-
-/// Threads that had exited when discard_thread() emptied them: out of the registry and freed, so thread
-/// churn costs no memory after a reset(). `forget(sorted)` tells other per-thread state (the CUPTI
-/// collector's) which buffers are gone, in one pass, sorted by address. Under collect_mu.
-template <class Forget>
-inline void release_exited(registry& r, const std::vector<thread_buffer*>& emptied, Forget&& forget) {
-  if (emptied.empty()) return;
-  std::vector<thread_buffer*> sorted(emptied);
-  std::sort(sorted.begin(), sorted.end(), std::less<thread_buffer*>());
-  {
-    std::lock_guard<std::mutex> lock(r.mu);
-    r.threads.erase(std::remove_if(r.threads.begin(), r.threads.end(),
-                                   [&](thread_buffer* b) {
-                                     return std::binary_search(sorted.begin(), sorted.end(), b, std::less<thread_buffer*>());
-                                   }),
-                    r.threads.end());
-  }
-  forget(static_cast<const std::vector<thread_buffer*>&>(sorted));
-  for (thread_buffer* b : emptied) delete b;  // its chunks went back in discard_thread()
-}
-
-}  // namespace detail
-SCOPEPROF_NAMESPACE_END
-// ---- end scopeprof/detail/snapshot.hpp ----
 
 #include <atomic>
 #include <chrono>
@@ -5777,25 +6409,23 @@ inline tick_converter calibrated_converter(const registry& r, std::string& descr
   return conv;
 }
 
-/// The snapshot's sites, threads, counts, CUPTI records and warnings, from the registry view.
-inline void fill_snapshot(const registry& r, const registry_view& view, const tick_converter& conv,
-                          const std::vector<std::vector<device_record*>>& device, raw_snapshot& raw) {
+/// The snapshot's sites, threads, counts and warnings, from the registry view; then every backend adds
+/// its part (device spans, CUPTI records, evidence lines).
+inline void fill_snapshot(const registry& r, const registry_view& view, const tick_converter& conv, raw_snapshot& raw) {
   raw.sites.reserve(view.sites.size());
   for (const site_info* s : view.sites) raw.sites.push_back({s->name, s->file, s->function, s->line});
-  std::vector<thread_buffer*> buffers;
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> record_ranges;  // {floor, recorded} per thread
-  for (std::size_t t = 0; t < view.threads.size(); ++t) {
-    const thread_view& tv = view.threads[t];
-    raw.threads.push_back(read_thread(tv, conv, device[t]));
+  for (const thread_view& tv : view.threads) {
+    raw.threads.push_back(read_thread(tv, conv));
     const scope_counts& c = raw.threads.back().desc.counts;
     raw.counts.entered += c.entered;
     raw.counts.recorded += c.recorded;
     raw.counts.dropped += c.dropped;
     raw.counts.in_flight += c.in_flight;
-    buffers.push_back(tv.buffer);
-    record_ranges.emplace_back(tv.recorded_floor, tv.counters.recorded);
   }
-  cupti_collect(raw, buffers, record_ranges);
+  const collect_context ctx{view, conv};
+  for_each_backend([&](const backend_hooks& b) {
+    if (b.collect != nullptr) b.collect(raw, ctx);
+  });
   if (view.unattached) {
     raw.counts.entered += view.unattached;
     raw.counts.dropped += view.unattached;
@@ -5904,32 +6534,17 @@ SCOPEPROF_API report collect() noexcept {
     const tick_converter conv = calibrated_converter(r, raw.sources.host);
     raw.origin_ns = r.clock_start.ns;
     const registry_view view = view_registry(r);
-    // Device records: resolve what is pending (bulk, bounded wait per stream), then attach them below.
-    std::vector<std::vector<device_record*>> device(view.threads.size());
-    {
-      std::vector<device_record*> all;
-      for (std::size_t t = 0; t < view.threads.size(); ++t) {
-        const thread_view& tv = view.threads[t];
-        device_records_in(tv.device_chunks, tv.device_floor, tv.device_count, device[t]);
-        all.insert(all.end(), device[t].begin(), device[t].end());
-      }
-      resolve_device_records(all);
-    }
-#if SCOPEPROF_WITH_CUDA
-    raw.sources.device = device_evidence(raw.sources.device_valid, conv.ns_per_tick);
-    raw.sources.torch = torch_evidence_text();
-#endif
-    fill_snapshot(r, view, conv, device, raw);
+    fill_snapshot(r, view, conv, raw);
 #else
     raw.sources.host = "compiled out (SCOPEPROF_DISABLE)";
     raw.sources.device = "compiled out (SCOPEPROF_DISABLE)";
 #endif
-    return report::from_raw(std::move(raw));
+    return build_report(std::move(raw));
   } catch (const std::exception& e) {
     detail::raw_snapshot raw;
     raw.warnings = std::string("  warning: collect() failed: ") + e.what() + "\n";
     try {
-      return report::from_raw(std::move(raw));
+      return build_report(std::move(raw));
     } catch (...) {
       return report();
     }
@@ -5945,7 +6560,7 @@ SCOPEPROF_API void reset() noexcept {
   registry& r = the_registry();
   try {
     std::lock_guard<std::mutex> serial(r.collect_mu);
-    std::vector<std::pair<thread_buffer*, bool>> threads;  // (buffer, exited)
+    std::vector<reset_thread> threads;  // (buffer, exited)
     {
       std::lock_guard<std::mutex> lock(r.mu);
       r.unattached_floor = r.unattached_drops.load(std::memory_order_relaxed);
@@ -5957,8 +6572,14 @@ SCOPEPROF_API void reset() noexcept {
       discard_thread(r, *b, exited);
       if (exited) emptied.push_back(b);
     }
-    cupti_reset();
-    release_exited(r, emptied, [](const std::vector<thread_buffer*>& gone) { cupti_forget_threads(gone); });
+    for_each_backend([&](const backend_hooks& h) {
+      if (h.reset != nullptr) h.reset(threads);
+    });
+    release_exited(r, emptied, [](const std::vector<thread_buffer*>& gone) {
+      for_each_backend([&](const backend_hooks& h) {
+        if (h.forget_threads != nullptr) h.forget_threads(gone);
+      });
+    });
   } catch (...) {
     // Out of memory while listing threads: what was freed stays freed; the rest waits for the next reset.
   }

@@ -67,12 +67,8 @@ class report {
   write_result write_chrome_trace(const std::string& path) const;
   std::string chrome_trace() const;
 
-  /// Build a report from raw per-thread records (collect() does this; tests may too, with
-  /// <scopeprof/detail/raw_snapshot.hpp>).
-  static report from_raw(detail::raw_snapshot raw);
-
  private:
-  friend class detail::report_builder;
+  friend class detail::report_builder;  // detail::build_report() fills a report through it
   scope_counts counts_;
   std::vector<site_desc> sites_;
   std::vector<thread_desc> threads_;

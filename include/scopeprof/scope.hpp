@@ -9,10 +9,12 @@
 
 #include <scopeprof/backends/cuda_events.hpp>
 #include <scopeprof/backends/cupti.hpp>
+#include <scopeprof/backends/nvtx_hook.hpp>
 #include <scopeprof/backends/torch.hpp>
 #include <scopeprof/clock.hpp>
 #include <scopeprof/config.hpp>
 #include <scopeprof/detail/recorder.hpp>
+#include <scopeprof/detail/scope_hooks.hpp>
 
 #include <atomic>
 #include <cstdint>
@@ -20,12 +22,11 @@
 
 SCOPEPROF_NAMESPACE_BEGIN
 
-#if SCOPEPROF_WITH_CUDA
-/// The stream a scope is device-timed on, when none is named.
-using stream_handle = cudaStream_t;
-#else
-using stream_handle = void*;
-#endif
+namespace detail {
+/// Every backend's hook, in the order they enter (detail/scope_hooks.hpp): NVTX and torch outside the host
+/// time, then the CUDA event pair and CUPTI correlation inside it. Backends not built in take no room.
+using scope_hook_list = hook_list<nvtx_hook, torch_hook, device_hook, cupti_hook>;
+}  // namespace detail
 
 /// @brief RAII timer for one block: records host begin/end ticks, pushes an NVTX range and, in CUDA
 /// builds, records a CUDA event pair on its stream for the device span.
@@ -83,21 +84,10 @@ class scope {
     b->depth.store(b->depth.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     buffer_ = b;
     site_id_ = info->id;
-    detail::nvtx_push(info->nvtx);
-#if SCOPEPROF_WITH_TORCH
-    torch_.enter(*info);  // [torch hook: enter]
-#endif
+    const detail::hook_entry e{*b, *info, stream, begin_ticks_};
+    hooks_.enter(detail::hook_place::outside, e);
     begin_ticks_ = detail::read_ticks();
-#if SCOPEPROF_WITH_CUDA
-    // After the host begin: the device span starts inside the host scope that launched it.
-    if (detail::g_device_timing.load(std::memory_order_relaxed) != detail::device_timing_off)
-      detail::device_begin(device_, *info, stream, begin_ticks_);  // no stream named: see default_stream_policy()
-#else
-    (void)stream;
-#endif
-#if SCOPEPROF_WITH_CUPTI
-    cupti_.enter(*b, *info);  // [cupti hook: enter]
-#endif
+    hooks_.enter(detail::hook_place::inside, e);  // may move begin_ticks_ past one-time set-up
   }
 
   SCOPEPROF_NOINLINE void enter_cold(call_site& site, const std::string_view* name, stream_handle stream) noexcept {
@@ -116,17 +106,9 @@ class scope {
   }
 
   SCOPEPROF_ALWAYS_INLINE void leave() noexcept {
-#if SCOPEPROF_WITH_CUPTI
-    cupti_.leave();  // [cupti hook: leave]
-#endif
-#if SCOPEPROF_WITH_CUDA
-    cudaEvent_t end_event = device_.begin != nullptr ? detail::device_end(device_) : nullptr;
-#endif
+    hooks_.leave(detail::hook_place::inside);
     const std::uint64_t end_ticks = detail::read_ticks();
-#if SCOPEPROF_WITH_TORCH
-    torch_.leave();  // [torch hook: leave]
-#endif
-    detail::nvtx_pop();
+    hooks_.leave(detail::hook_place::outside);
     detail::thread_buffer* b = buffer_;
     if (SCOPEPROF_UNLIKELY(b != detail::t_buffer)) {
       detail::note_cross_thread_exit();
@@ -135,29 +117,14 @@ class scope {
     const std::uint32_t depth = b->depth.load(std::memory_order_relaxed) - 1;
     const std::uint64_t index = detail::append(
         *b, detail::record{begin_ticks_, end_ticks, site_id_, static_cast<std::uint16_t>(depth < 0xFFFFu ? depth : 0xFFFFu), 0});
-#if SCOPEPROF_WITH_CUDA
-    if (end_event != nullptr) detail::device_store(*b, device_, end_event, index);
-#else
-    (void)index;
-#endif
-#if SCOPEPROF_WITH_CUPTI
-    cupti_.store(*b, index);  // [cupti hook: store]
-#endif
+    hooks_.store(*b, index);
     b->depth.store(depth, std::memory_order_relaxed);
   }
 
   detail::thread_buffer* buffer_ = nullptr;  // null: this scope records nothing
   std::uint64_t begin_ticks_ = 0;
   std::uint32_t site_id_ = 0;
-#if SCOPEPROF_WITH_CUDA
-  detail::device_scope device_;
-#endif
-#if SCOPEPROF_WITH_CUPTI
-  detail::cupti_scope cupti_;  // [cupti hook: state]
-#endif
-#if SCOPEPROF_WITH_TORCH
-  detail::torch_scope torch_;  // [torch hook: state]
-#endif
+  detail::scope_hook_list hooks_;
 #endif
 };
 

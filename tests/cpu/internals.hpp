@@ -5,6 +5,7 @@
 #include <scopeprof.hpp>
 
 #if !SCOPEPROF_DETAIL_DEFINE_COLD
+#include <scopeprof/backends/cuda_device.hpp>
 #include <scopeprof/backends/cupti/collect.hpp>
 #include <scopeprof/detail/activity.hpp>
 #include <scopeprof/detail/demangle.hpp>

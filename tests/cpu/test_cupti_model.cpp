@@ -118,7 +118,7 @@ TEST_CASE("CUPTI records are attributed to the innermost launching scope by exte
 }
 
 TEST_CASE("device busy and kernel counts: self and inclusive, in every view") {
-  const scopeprof::report r = scopeprof::report::from_raw(step_snapshot(true));
+  const scopeprof::report r = scopeprof::detail::build_report(step_snapshot(true));
   REQUIRE(r.instances().size() == 2);
   const auto& step = r.instances()[0];
   const auto& inner = r.instances()[1];
@@ -169,7 +169,7 @@ TEST_CASE("a kernel summary groups by scope name and kernel name with the nsys c
   s.activity_names = {"gemm"};
   s.activities = {act(activity_kind::kernel, 0, 0, 0, 100, 110), act(activity_kind::kernel, 0, 1, 0, 200, 230),
                   act(activity_kind::kernel, 0, 2, 0, 300, 320)};
-  const auto r = scopeprof::report::from_raw(std::move(s));
+  const auto r = scopeprof::detail::build_report(std::move(s));
   REQUIRE(r.kernel_summary().size() == 1);
   const auto& k = r.kernel_summary()[0];
   CHECK(k.time.count == 3);
@@ -192,7 +192,7 @@ TEST_CASE("kernel names: tables show them demangled and cut as Nsight does; JSON
   s.activity_names = {spin, long_symbol, "vectorAdd"};
   s.activities = {act(activity_kind::kernel, 0, 0, 0, 100, 110), act(activity_kind::kernel, 0, 1, 1, 200, 230),
                   act(activity_kind::kernel, 0, 1, 2, 300, 320)};
-  const auto r = scopeprof::report::from_raw(std::move(s));
+  const auto r = scopeprof::detail::build_report(std::move(s));
   REQUIRE(r.kernel_summary().size() == 3);
   const std::string spin_demangled = "scopeprof_gpu::spin_kernel(unsigned long long, unsigned long long*)";
   bool seen_spin = false;
@@ -232,7 +232,7 @@ TEST_CASE("recursion: a name nested in itself counts its busy time once in the f
   s.sources.cupti_valid = true;
   s.activity_names = {"k"};
   s.activities = {act(activity_kind::kernel, 0, 0, 0, 200, 300), act(activity_kind::kernel, 0, 1, 0, 300, 350)};
-  const auto r = scopeprof::report::from_raw(std::move(s));
+  const auto r = scopeprof::detail::build_report(std::move(s));
   const auto* f = r.find("rec");
   REQUIRE(f != nullptr);
   CHECK(f->kernels == 2);
@@ -241,7 +241,7 @@ TEST_CASE("recursion: a name nested in itself counts its busy time once in the f
 }
 
 TEST_CASE("without valid CUPTI evidence the outputs keep their shape and say why") {
-  const scopeprof::report r = scopeprof::report::from_raw(step_snapshot(false));
+  const scopeprof::report r = scopeprof::detail::build_report(step_snapshot(false));
   CHECK(r.activities().empty());
   CHECK(r.kernel_summary().empty());
   CHECK(r.instances()[0].kernels == 0);
@@ -263,7 +263,7 @@ TEST_CASE("without valid CUPTI evidence the outputs keep their shape and say why
 TEST_CASE("kernel names with any bytes give valid outputs") {
   auto s = step_snapshot(true);
   s.activity_names = {std::string("void k<\"a,b\">\n\x01\xff", 16), std::string("tab\there\r"), "\xe2\x82"};
-  const auto r = scopeprof::report::from_raw(std::move(s));
+  const auto r = scopeprof::detail::build_report(std::move(s));
   CHECK(sptest::check_all_outputs(r) == "");
   CHECK(r.to_string().find("\\n\\x01") != std::string::npos);
 }

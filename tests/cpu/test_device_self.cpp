@@ -59,7 +59,7 @@ scopeprof::report build(const std::vector<std::string>& names, const std::vector
   t.desc.counts.recorded = t.desc.counts.entered = t.records.size();
   s.counts = t.desc.counts;
   s.threads.push_back(std::move(t));
-  return scopeprof::report::from_raw(std::move(s));
+  return scopeprof::detail::build_report(std::move(s));
 }
 
 node timed(std::uint32_t site, std::uint64_t stream, std::vector<node> children = {}, std::int32_t device = 0) {
@@ -199,7 +199,7 @@ TEST_CASE("device self stays linear in the depth of nesting") {
   t.desc.counts.recorded = t.desc.counts.entered = t.records.size();
   s.counts = t.desc.counts;
   s.threads.push_back(std::move(t));
-  const auto r = scopeprof::report::from_raw(std::move(s));
+  const auto r = scopeprof::detail::build_report(std::move(s));
   REQUIRE(r.instances().size() == 20000);
   const auto& in = r.instances();
   CHECK(in[0].device_self_ns == in[0].device_span_ns() - in[2].device_span_ns());

@@ -57,7 +57,7 @@ scopeprof::report build(const std::vector<std::string>& names, const std::vector
     s.counts.in_flight += th.desc.counts.in_flight;
     s.threads.push_back(std::move(th));
   }
-  return scopeprof::report::from_raw(std::move(s));
+  return scopeprof::detail::build_report(std::move(s));
 }
 
 std::string name_of(const scopeprof::report& r, std::size_t i) { return r.sites()[r.instances()[i].site].name; }
@@ -107,7 +107,7 @@ const sptest::json& json_flat_row(const sptest::json& doc, const std::string& na
 
 }  // namespace
 
-TEST_CASE("from_raw rebuilds the call tree from post-order records and lists it in pre-order") {
+TEST_CASE("build_report rebuilds the call tree from post-order records and lists it in pre-order") {
   enum { A, B, C, D, E };
   const std::vector<std::string> names = {"A", "B", "C", "D", "E"};
   // A[0,100] { B[10,40] { C[20,30] }, D[50,90] }, E[200,300]; records in the order scopes ended.
@@ -162,7 +162,7 @@ TEST_CASE("from_raw rebuilds the call tree from post-order records and lists it 
   }
 }
 
-TEST_CASE("from_raw shows scopes whose parent is missing or still open as orphan roots") {
+TEST_CASE("build_report shows scopes whose parent is missing or still open as orphan roots") {
   enum { A, B, C, D };
   const std::vector<std::string> names = {"A", "B", "C", "D"};
   SUBCASE("the parent was dropped and a sibling of the parent ended next") {

@@ -313,7 +313,7 @@ TEST_CASE("outputs stay valid for synthetic snapshots with hostile names and dev
     s.threads.push_back(th);
   }
   s.counts = {10, 10, 0, 0};
-  const auto r = scopeprof::report::from_raw(s);
+  const auto r = scopeprof::detail::build_report(s);
   REQUIRE(r.instances().size() == 10);
   check_outputs(r);
   expect_name_everywhere(r, "q\"uo,te\r\n", "q\"uo,te\\r\\n");
@@ -335,7 +335,7 @@ TEST_CASE("the Chrome trace names the track of every thread even when thread ind
     s.threads.push_back(th);
   }
   s.counts = {2, 2, 0, 0};
-  const auto r = scopeprof::report::from_raw(s);
+  const auto r = scopeprof::detail::build_report(s);
   const std::string problem = sptest::check_chrome_trace(r, r.chrome_trace());
   CHECK_MESSAGE(problem.empty(), problem);
 }

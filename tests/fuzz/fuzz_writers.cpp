@@ -1,5 +1,5 @@
 // Fuzz target for the report writers. The input bytes become a few scope names and a small program that
-// opens, closes and drops scopes on a few threads; the resulting snapshot goes through report::from_raw
+// opens, closes and drops scopes on a few threads; the resulting snapshot goes through detail::build_report
 // and all four writers, whose outputs must parse strictly, agree with the report and be valid UTF-8.
 // Any failure prints the reason and aborts.
 //
@@ -160,7 +160,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     snap.activities.push_back(outside);
   }
 
-  const scopeprof::report r = scopeprof::report::from_raw(std::move(snap));
+  const scopeprof::report r = scopeprof::detail::build_report(std::move(snap));
   if (r.instances().size() != total_records) fail("instances lost or invented");
   if (r.counts().entered != expected.entered || r.counts().dropped != expected.dropped) fail("counts changed");
   std::uint64_t calls = 0;

@@ -8,6 +8,7 @@
 
 #include <scopeprof/config.hpp>
 #include <scopeprof/detail/recorder.hpp>
+#include <scopeprof/detail/scope_hooks.hpp>
 
 #include <atomic>
 #include <cstdint>
@@ -48,6 +49,26 @@ SCOPEPROF_API cudaEvent_t device_end(device_scope& s) noexcept;
 SCOPEPROF_API void device_store(thread_buffer& b, const device_scope& s, cudaEvent_t end_event,
                                       std::uint64_t host_index) noexcept;
 
+/// The CUDA-event backend's scope hook (scope_hooks.hpp): inside the host time, so the device span starts
+/// inside the host scope that launched it. A scope with no stream named is timed on the stream
+/// default_stream_policy() picks.
+struct device_hook {
+  static constexpr hook_place place = hook_place::inside;
+  device_scope s;
+  SCOPEPROF_ALWAYS_INLINE void enter(const hook_entry& e) noexcept {
+    if (g_device_timing.load(std::memory_order_relaxed) != device_timing_off)
+      device_begin(s, e.site, e.stream, e.begin_ticks);
+  }
+  SCOPEPROF_ALWAYS_INLINE void leave() noexcept {
+    if (s.begin != nullptr && device_end(s) == nullptr) s.begin = nullptr;  // failed: nothing to store
+  }
+  SCOPEPROF_ALWAYS_INLINE void store(thread_buffer& b, std::uint64_t host_index) noexcept {
+    if (s.begin != nullptr) device_store(b, s, s.end, host_index);
+  }
+};
+
+#else
+using device_hook = no_hook<2>;
 #endif  // SCOPEPROF_WITH_CUDA
 
 }  // namespace detail

@@ -22,6 +22,7 @@
 
 #include <scopeprof/config.hpp>
 #include <scopeprof/detail/recorder.hpp>
+#include <scopeprof/detail/scope_hooks.hpp>
 
 #include <atomic>
 #include <cstdint>
@@ -44,11 +45,13 @@ SCOPEPROF_API void cupti_pop(std::uint64_t id) noexcept;
 /// Remember which host record the external id belongs to (after the host record got its index).
 SCOPEPROF_API void cupti_store(std::uint64_t id, std::uint64_t host_index) noexcept;
 
-/// Per-scope state of the CUPTI collector (lives inside scopeprof::scope). Off: one relaxed load and a branch.
-struct cupti_scope {
+/// The CUPTI collector's scope hook (scope_hooks.hpp): inside the host time, around the CUDA event pair,
+/// so the work the scope launches carries its external id. Off: one relaxed load and a branch.
+struct cupti_hook {
+  static constexpr hook_place place = hook_place::inside;
   std::uint64_t id = 0;  // 0: nothing pushed
-  SCOPEPROF_ALWAYS_INLINE void enter(thread_buffer& b, const site_info&) noexcept {
-    if (SCOPEPROF_UNLIKELY(g_cupti_on.load(std::memory_order_relaxed) != 0)) id = cupti_push(b);
+  SCOPEPROF_ALWAYS_INLINE void enter(const hook_entry& e) noexcept {
+    if (SCOPEPROF_UNLIKELY(g_cupti_on.load(std::memory_order_relaxed) != 0)) id = cupti_push(e.buffer);
   }
   SCOPEPROF_ALWAYS_INLINE void leave() noexcept {
     if (SCOPEPROF_UNLIKELY(id != 0)) cupti_pop(id);
@@ -58,6 +61,8 @@ struct cupti_scope {
   }
 };
 
+#else
+using cupti_hook = no_hook<3>;
 #endif
 
 }  // namespace detail

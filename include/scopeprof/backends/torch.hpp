@@ -12,6 +12,7 @@
 
 #include <scopeprof/config.hpp>
 #include <scopeprof/detail/recorder.hpp>
+#include <scopeprof/detail/scope_hooks.hpp>
 
 #if SCOPEPROF_ENABLED && SCOPEPROF_WITH_TORCH
 #include <ATen/record_function.h>
@@ -30,17 +31,22 @@ SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
 #if SCOPEPROF_ENABLED && SCOPEPROF_WITH_TORCH
-/// Per-scope state of the torch backend (lives inside scopeprof::scope).
-struct torch_scope {
-  SCOPEPROF_ALWAYS_INLINE void enter(const site_info& site) noexcept {
+/// The torch backend's scope hook (scope_hooks.hpp): outside the host time, so the RecordFunction's own
+/// cost is not in it.
+struct torch_hook {
+  static constexpr hook_place place = hook_place::outside;
+
+  SCOPEPROF_ALWAYS_INLINE void enter(const hook_entry& e) noexcept {
     // The listener check is the whole cost when nobody listens; the rest stays out of line.
     auto callbacks = at::getStepCallbacksUnlessEmpty(at::RecordScope::USER_SCOPE);
-    if (SCOPEPROF_UNLIKELY(callbacks.has_value())) open(std::move(*callbacks), site);
+    if (SCOPEPROF_UNLIKELY(callbacks.has_value())) open(std::move(*callbacks), e.site);
   }
 
   SCOPEPROF_ALWAYS_INLINE void leave() noexcept {
     if (SCOPEPROF_UNLIKELY(record_.has_value())) close();
   }
+
+  SCOPEPROF_ALWAYS_INLINE void store(thread_buffer&, std::uint64_t) noexcept {}
 
  private:
   // The name is the site's own string: site_info objects live as long as the process (the registry is
@@ -87,6 +93,7 @@ inline const char* torch_evidence_text() noexcept {
   return "RecordFunction USER_SCOPE entries while a torch profiler listens (SCOPEPROF_WITH_TORCH=1)";
 }
 #else
+using torch_hook = no_hook<1>;
 inline const char* torch_evidence_text() noexcept { return "not built (SCOPEPROF_WITH_TORCH=0)"; }
 #endif
 

@@ -12,20 +12,20 @@
 SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
-inline chunk* take_chunk(registry& r, std::uint32_t capacity) {
+inline record_chunk* take_chunk(registry& r, std::uint32_t capacity) {
   if (capacity == max_chunk_records) {
     std::lock_guard<std::mutex> lock(r.pool_mu);
     if (!r.free_chunks.empty()) {
-      chunk* c = r.free_chunks.back();
+      record_chunk* c = r.free_chunks.back();
       r.free_chunks.pop_back();
       return c;
     }
   }
-  return new_chunk(capacity);
+  return record_chunk::make(capacity);
 }
 
 /// Give a chunk back: full-size ones are kept for reuse (up to a few), the rest are freed.
-inline void return_chunk(registry& r, chunk* c) noexcept {
+inline void return_chunk(registry& r, record_chunk* c) noexcept {
   r.allocated_records.fetch_sub(c->capacity, std::memory_order_relaxed);
   if (c->capacity == max_chunk_records) {
     std::lock_guard<std::mutex> lock(r.pool_mu);
@@ -37,7 +37,7 @@ inline void return_chunk(registry& r, chunk* c) noexcept {
       }
     }
   }
-  delete_chunk(c);
+  record_chunk::destroy(c);
 }
 
 }  // namespace detail

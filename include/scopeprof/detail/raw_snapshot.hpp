@@ -1,6 +1,6 @@
 // scopeprof: what collect() hands to the report builder: per-thread records already in nanoseconds, the
-// call sites, the counts, the evidence, and the CUPTI records. The recorder and the backends fill it; the
-// report builder (report_builder.hpp) turns it into a report. Neither side sees the other.
+// call sites, the counts, the evidence, and the CUPTI records. The recorder and the backends fill it;
+// build_report() (the builder, report_builder.hpp) turns it into a report. Neither side sees the other.
 #pragma once
 
 #include <scopeprof/config.hpp>
@@ -11,6 +11,8 @@
 #include <vector>
 
 SCOPEPROF_NAMESPACE_BEGIN
+class report;
+
 namespace detail {
 
 /// What collect() gathers before any analysis: one thread's records, already converted to nanoseconds.
@@ -55,6 +57,10 @@ struct raw_snapshot {
   std::vector<raw_activity> activities;  // CUPTI records (used only when sources.cupti_valid)
   std::vector<std::string> activity_names;
 };
+
+/// Build a report from a raw snapshot (collect() does this; tests may too, with <scopeprof.hpp> and this
+/// header). Defined in impl/report.hpp.
+SCOPEPROF_API report build_report(raw_snapshot raw);
 
 }  // namespace detail
 SCOPEPROF_NAMESPACE_END

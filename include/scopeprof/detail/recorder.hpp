@@ -6,6 +6,7 @@
 #include <scopeprof/backends/nvtx.hpp>
 #include <scopeprof/clock.hpp>
 #include <scopeprof/config.hpp>
+#include <scopeprof/detail/chunked_log.hpp>
 #include <scopeprof/detail/log.hpp>
 #include <scopeprof/detail/text.hpp>
 
@@ -77,26 +78,11 @@ struct record {
 };
 static_assert(sizeof(record) == 24, "records are meant to stay small");
 
-/// A block of records. A thread's first chunks are small (a thread that runs a few scopes should not
+/// Records come in chunks: a thread's first ones are small (a thread that runs a few scopes should not
 /// hold much memory); later ones have max_chunk_records.
-struct chunk {
-  std::uint64_t first = 0;     // record index (since the thread started) of records[0]
-  std::uint32_t capacity = 0;
-  record* records() noexcept { return reinterpret_cast<record*>(this + 1); }
-  const record* records() const noexcept { return reinterpret_cast<const record*>(this + 1); }
-};
-static_assert(sizeof(chunk) % alignof(record) == 0, "records follow the chunk header");
+using record_chunk = log_chunk<record>;
 constexpr std::uint32_t min_chunk_records = 64;
 constexpr std::uint32_t max_chunk_records = 4096;
-
-inline chunk* new_chunk(std::uint32_t capacity) noexcept {
-  void* p = ::operator new(sizeof(chunk) + sizeof(record) * capacity, std::nothrow);
-  if (p == nullptr) return nullptr;
-  chunk* c = new (p) chunk;
-  c->capacity = capacity;
-  return c;
-}
-inline void delete_chunk(chunk* c) noexcept { ::operator delete(static_cast<void*>(c)); }
 
 /// Device timing of one scope instance (CUDA builds): its event pair, resolved at collect time.
 /// Handles are stored untyped so this file needs no CUDA header.
@@ -114,11 +100,8 @@ struct device_record {
 };
 enum device_record_state : std::uint32_t { dev_pending = 0, dev_resolved = 1, dev_captured = 2, dev_invalid = 3 };
 
-struct device_chunk {
-  static constexpr std::uint32_t capacity = 1024;
-  std::uint64_t first = 0;
-  device_record records[capacity];
-};
+using device_chunk = log_chunk<device_record>;
+constexpr std::uint32_t device_chunk_records = 1024;
 
 /// Per-thread cache for runtime names: (call site, name) -> site_info. Grows only on a new name. Held by
 /// the thread's buffer (not a thread_local of its own: that would give every including TU a TLS
@@ -136,27 +119,19 @@ struct dynamic_name_cache {
 /// One thread's records and counters. Owned by the global registry, so it outlives its thread.
 struct thread_buffer {
   // Written by the owner thread only (relaxed load + release store), read by collect().
-  std::atomic<std::uint64_t> recorded{0};  // records written since the thread started
+  chunked_log<record> records;             // published = records written since the thread started
   std::atomic<std::uint64_t> dropped{0};   // scopes that ended but could not be stored
   std::atomic<std::uint64_t> entered{0};   // scopes begun since the thread started
   std::atomic<std::uint32_t> depth{0};     // scopes open right now (owner-only in practice: the record's depth)
   // Owner-only.
-  record* cursor = nullptr;
-  record* limit = nullptr;
   std::uint64_t full_epoch = ~0ull;  // allocation epoch in which a refill last failed
-  device_record* device_cursor = nullptr;
-  device_record* device_limit = nullptr;
+  chunked_log<device_record> device;  // CUDA event pairs of device-timed scopes
   std::unique_ptr<dynamic_name_cache> dynamic_names;  // PROF_SCOPE_DYN lookups; freed at thread exit
-  std::atomic<std::uint64_t> device_recorded{0};  // device records written since the thread started
 
-  // Under mu: the chunk list (the owner appends on refill, reset() frees full ones).
+  // Under mu: both logs' chunk lists and floors (the owner adds chunks on refill, reset() frees full ones).
   std::mutex mu;
-  std::vector<chunk*> chunks;        // in record order; chunk::first says where each starts
-  std::uint64_t recorded_floor = 0;  // records before this index were discarded by reset()
   std::uint64_t dropped_floor = 0;
   std::uint64_t entered_floor = 0;
-  std::vector<device_chunk*> device_chunks;
-  std::uint64_t device_floor = 0;  // device records before this index were discarded by reset()
   std::string name;
   // Under the registry mutex.
   std::uint32_t ordinal = 0;
@@ -185,7 +160,7 @@ struct registry {
   std::uint32_t next_ordinal = 0;
 
   std::mutex pool_mu;  // free chunks
-  std::vector<chunk*> free_chunks;
+  std::vector<record_chunk*> free_chunks;
   std::atomic<std::uint64_t> allocated_records{0};
   std::atomic<std::uint64_t> max_records{std::uint64_t{1} << 22};
   std::atomic<std::uint64_t> alloc_epoch{0};  // bumped whenever memory is freed or the cap raised
@@ -229,14 +204,7 @@ SCOPEPROF_API std::uint64_t append_slow(thread_buffer& b, const record& rec) noe
 /// Store one finished scope and return its index (no_record if dropped); the caller then lowers the
 /// depth (after, so a reader never sees both old).
 SCOPEPROF_ALWAYS_INLINE std::uint64_t append(thread_buffer& b, const record& rec) noexcept {
-  record* c = b.cursor;
-  if (SCOPEPROF_LIKELY(c != b.limit)) {
-    *c = rec;
-    b.cursor = c + 1;
-    const std::uint64_t index = b.recorded.load(std::memory_order_relaxed);
-    b.recorded.store(index + 1, std::memory_order_release);
-    return index;
-  }
+  if (SCOPEPROF_LIKELY(b.records.has_room())) return b.records.push(rec);
   return append_slow(b, rec);
 }
 
@@ -247,13 +215,10 @@ constexpr std::uint64_t max_device_records = std::uint64_t{1} << 20;
 /// skipped).
 SCOPEPROF_API device_record* device_slot_slow(thread_buffer& b) noexcept;
 SCOPEPROF_ALWAYS_INLINE device_record* device_slot(thread_buffer& b) noexcept {
-  return b.device_cursor != b.device_limit ? b.device_cursor : device_slot_slow(b);
+  return b.device.has_room() ? b.device.cursor : device_slot_slow(b);
 }
 /// Publish the slot filled after device_slot().
-SCOPEPROF_ALWAYS_INLINE void device_commit(thread_buffer& b) noexcept {
-  ++b.device_cursor;
-  b.device_recorded.store(b.device_recorded.load(std::memory_order_relaxed) + 1, std::memory_order_release);
-}
+SCOPEPROF_ALWAYS_INLINE void device_commit(thread_buffer& b) noexcept { b.device.publish(); }
 
 /// The name as kept: cut to max_name_bytes at a UTF-8 boundary, ending in "...".
 SCOPEPROF_API std::string truncate_name(std::string_view name);

@@ -45,9 +45,8 @@ inline void append_json_cupti(std::string& out, bool valid, std::int64_t busy, s
          ",\"kernels\":" + std::to_string(kernels) + ",\"copies\":" + std::to_string(copies) + "}";
 }
 
-/// The json report of `rep`, streamed into `sink`.
-inline void serialize_json(const report& rep, output_sink& sink) {
-  std::string& out = sink.text();
+/// Schema, version, counts, evidence and warnings: everything before the threads.
+inline void append_json_head(std::string& out, const report& rep) {
   out += "{\"schema\":\"scopeprof-report/1\",\"version\":\"" SCOPEPROF_VERSION_STRING "\",\"units\":\"ns\",";
   out += "\"counts\":";
   append_json_counts(out, rep.counts());
@@ -64,83 +63,101 @@ inline void serialize_json(const report& rep, output_sink& sink) {
   append_json_string(out, rep.sources().torch);
   out += "},\"warnings\":";
   append_json_string(out, rep.warnings());
+}
+
+inline void append_json_thread(std::string& out, const thread_desc& t) {
+  out += "{\"index\":" + std::to_string(t.index) + ",\"os_id\":" + std::to_string(t.os_id) + ",\"name\":";
+  append_json_string(out, t.name);
+  out += t.exited ? ",\"exited\":true,\"counts\":" : ",\"exited\":false,\"counts\":";
+  append_json_counts(out, t.counts);
+  out += '}';
+}
+
+inline void append_json_flat_row(std::string& out, const flat_row& f, bool cupti_valid) {
+  out += "{\"name\":";
+  append_json_string(out, f.name);
+  out += ",\"calls\":" + std::to_string(f.calls) + ",\"host\":{\"total\":" + std::to_string(f.host_total_ns) +
+         ",\"self\":" + std::to_string(f.host_self_ns) + ",";
+  append_json_stats(out, f.host);
+  out += ",\"time_pct\":";
+  append_json_number(out, f.host_time_pct);
+  out += "},\"device\":";
+  if (f.device_calls) {
+    out += "{\"calls\":" + std::to_string(f.device_calls) + ",\"total\":" + std::to_string(f.device_total_ns) +
+           ",\"self\":" + std::to_string(f.device_self_ns) + ",";
+    append_json_stats(out, f.device);
+    out += ",\"captured\":" + std::to_string(f.device_captured) + ",\"invalid\":" + std::to_string(f.device_invalid) + "}";
+  } else {
+    out += "null";
+  }
+  out += ",\"device_status\":";
+  append_json_string(out, device_status_text(f.device_calls, f.device_captured, f.device_invalid));
+  out += ",\"cupti\":";
+  append_json_cupti(out, cupti_valid, f.device_busy_ns, f.device_busy_self_ns, f.kernels, f.copies);
+  out += '}';
+}
+
+inline void append_json_tree_row(std::string& out, const tree_row& t, bool cupti_valid) {
+  out += "{\"name\":";
+  append_json_string(out, t.name);
+  out += ",\"depth\":" + std::to_string(t.depth) + ",\"parent\":" + std::to_string(t.parent) +
+         ",\"calls\":" + std::to_string(t.calls) + ",\"host\":{\"total\":" + std::to_string(t.host_total_ns) +
+         ",\"self\":" + std::to_string(t.host_self_ns) + "},\"device\":";
+  if (t.device_calls)
+    out += "{\"calls\":" + std::to_string(t.device_calls) + ",\"total\":" + std::to_string(t.device_total_ns) +
+           ",\"self\":" + std::to_string(t.device_self_ns) + "}";
+  else
+    out += "null";
+  out += ",\"cupti\":";
+  append_json_cupti(out, cupti_valid, t.device_busy_ns, t.device_busy_self_ns, t.kernels, t.copies);
+  out += '}';
+}
+
+inline void append_json_kernel_row(std::string& out, const kernel_summary_row& k) {
+  out += "{\"scope\":";
+  append_json_string(out, k.scope);
+  out += ",\"name\":";
+  append_json_string(out, k.kernel);
+  out += ",\"mangled\":";
+  append_json_string(out, k.mangled);
+  out += ",\"instances\":" + std::to_string(k.time.count) + ",\"total\":" + std::to_string(k.time.sum) + ",";
+  append_json_stats(out, k.time);
+  out += ",\"time_pct\":";
+  append_json_number(out, k.time_pct);
+  out += '}';
+}
+
+/// The json report of `rep`, streamed into `sink`.
+inline void serialize_json(const report& rep, output_sink& sink) {
+  std::string& out = sink.text();
+  const bool cupti_valid = rep.sources().cupti_valid;
+  append_json_head(out, rep);
   out += ",\"threads\":[";
   for (std::size_t i = 0; i < rep.threads().size(); ++i) {
-    const auto& t = rep.threads()[i];
     if (i) out += ',';
-    out += "{\"index\":" + std::to_string(t.index) + ",\"os_id\":" + std::to_string(t.os_id) + ",\"name\":";
-    append_json_string(out, t.name);
-    out += t.exited ? ",\"exited\":true,\"counts\":" : ",\"exited\":false,\"counts\":";
-    append_json_counts(out, t.counts);
-    out += '}';
+    append_json_thread(out, rep.threads()[i]);
   }
   out += "],\"flat\":[";
   for (std::size_t i = 0; i < rep.flat().size(); ++i) {
     sink.row_done();
-    const auto& f = rep.flat()[i];
     if (i) out += ',';
-    out += "{\"name\":";
-    append_json_string(out, f.name);
-    out += ",\"calls\":" + std::to_string(f.calls) + ",\"host\":{\"total\":" + std::to_string(f.host_total_ns) +
-           ",\"self\":" + std::to_string(f.host_self_ns) + ",";
-    append_json_stats(out, f.host);
-    out += ",\"time_pct\":";
-    append_json_number(out, f.host_time_pct);
-    out += "},\"device\":";
-    if (f.device_calls) {
-      out += "{\"calls\":" + std::to_string(f.device_calls) + ",\"total\":" + std::to_string(f.device_total_ns) +
-             ",\"self\":" + std::to_string(f.device_self_ns) + ",";
-      append_json_stats(out, f.device);
-      out += ",\"captured\":" + std::to_string(f.device_captured) + ",\"invalid\":" + std::to_string(f.device_invalid) + "}";
-    } else {
-      out += "null";
-    }
-    out += ",\"device_status\":";
-    append_json_string(out, device_status_text(f.device_calls, f.device_captured, f.device_invalid));
-    out += ",\"cupti\":";
-    append_json_cupti(out, rep.sources().cupti_valid, f.device_busy_ns, f.device_busy_self_ns, f.kernels, f.copies);
-    out += '}';
+    append_json_flat_row(out, rep.flat()[i], cupti_valid);
   }
   out += "],\"tree\":[";
   for (std::size_t i = 0; i < rep.tree().size(); ++i) {
     sink.row_done();
-    const auto& t = rep.tree()[i];
     if (i) out += ',';
-    out += "{\"name\":";
-    append_json_string(out, t.name);
-    out += ",\"depth\":" + std::to_string(t.depth) + ",\"parent\":" + std::to_string(t.parent) +
-           ",\"calls\":" + std::to_string(t.calls) + ",\"host\":{\"total\":" + std::to_string(t.host_total_ns) +
-           ",\"self\":" + std::to_string(t.host_self_ns) + "},\"device\":";
-    if (t.device_calls)
-      out += "{\"calls\":" + std::to_string(t.device_calls) + ",\"total\":" + std::to_string(t.device_total_ns) +
-             ",\"self\":" + std::to_string(t.device_self_ns) + "}";
-    else
-      out += "null";
-    out += ",\"cupti\":";
-    append_json_cupti(out, rep.sources().cupti_valid, t.device_busy_ns, t.device_busy_self_ns, t.kernels, t.copies);
-    out += '}';
+    append_json_tree_row(out, rep.tree()[i], cupti_valid);
   }
   out += "],\"kernel_summary\":[";
   for (std::size_t i = 0; i < rep.kernel_summary().size(); ++i) {
     sink.row_done();
-    const auto& k = rep.kernel_summary()[i];
     if (i) out += ',';
-    out += "{\"scope\":";
-    append_json_string(out, k.scope);
-    out += ",\"name\":";
-    append_json_string(out, k.kernel);
-    out += ",\"mangled\":";
-    append_json_string(out, k.mangled);
-    out += ",\"instances\":" + std::to_string(k.time.count) + ",\"total\":" + std::to_string(k.time.sum) + ",";
-    append_json_stats(out, k.time);
-    out += ",\"time_pct\":";
-    append_json_number(out, k.time_pct);
-    out += '}';
+    append_json_kernel_row(out, rep.kernel_summary()[i]);
   }
   out += "]}\n";
   sink.flush();
 }
-
 
 }  // namespace detail
 SCOPEPROF_NAMESPACE_END

@@ -49,8 +49,8 @@ inline std::string ratio_cell(std::int64_t host_ns, std::uint64_t device_calls, 
   return format_fixed(static_cast<double>(host_ns) / static_cast<double>(device_ns), 2);
 }
 
-/// The text report of `rep`: tree view, flat view, kernel summary, notes.
-inline void print_tables(const report& rep, std::ostream& out) {
+/// The header: counts, the evidence behind each kind of time, the collector's warnings.
+inline void print_report_header(const report& rep, std::ostream& out) {
   out << "scopeprof report: " << rep.counts().recorded << " scopes recorded";
   if (rep.counts().dropped) out << ", " << rep.counts().dropped << " DROPPED (record buffer full; see SCOPEPROF_MAX_RECORDS)";
   if (rep.counts().in_flight) out << ", " << rep.counts().in_flight << " still open (not in the tables)";
@@ -60,14 +60,12 @@ inline void print_tables(const report& rep, std::ostream& out) {
   out << "  CUPTI:       " << rep.sources().cupti << "\n";
   out << "  torch:       " << rep.sources().torch << "\n";
   if (!rep.warnings().empty()) out << rep.warnings();
-  if (rep.instances().empty()) {
-    out << "(no finished scopes)\n";
-    return;
-  }
+}
 
+/// The tree view: one row per call path. The CUPTI columns appear only when CUPTI evidence is valid;
+/// otherwise the header line says why.
+inline void print_tree_table(const report& rep, std::ostream& out, bool cupti) {
   out << "\nCall tree (all threads merged; Host/Dev = host total / device span):\n";
-  // The CUPTI columns appear only when CUPTI evidence is valid; otherwise the header line says why.
-  const bool cupti = rep.sources().cupti_valid;
   text_table tree{{"Scope", "Calls", "Host total", "Host self", "Dev span", "Dev self", "Host/Dev"},
                   {true, false, false, false, false, false, false},
                   {}};
@@ -89,7 +87,10 @@ inline void print_tables(const report& rep, std::ostream& out) {
     }
   }
   tree.print(out);
+}
 
+/// The flat view: one row per name with the statistics of its instances.
+inline void print_flat_table(const report& rep, std::ostream& out, bool cupti) {
   out << "\nBy name (Avg/Med/Min/Max/StdDev of host total per call; Time % = share of all host self time):\n";
   text_table flat{{"Name", "Calls", "Host total", "Host self", "Avg", "Med", "Min", "Max", "StdDev", "Time %",
                    "Dev span", "Dev self", "Dev avg", "Dev med", "Host/Dev"},
@@ -118,24 +119,30 @@ inline void print_tables(const report& rep, std::ostream& out) {
     }
   }
   flat.print(out);
-  if (cupti) {
-    out << "\nKernels by scope (CUPTI; Time % = share of all kernel time; Avg/Med/Min/Max/StdDev per instance;\n"
-           "names demangled and cut at 100 characters as Nsight Systems does; the JSON report keeps them whole and mangled):\n";
-    if (rep.kernel_summary().empty()) {
-      out << "(no kernels)\n";
-    } else {
-      text_table kern{{"Time %", "Total Time", "Instances", "Avg", "Med", "Min", "Max", "StdDev", "Scope", "Name"},
-                      {false, false, false, false, false, false, false, false, true, true},
-                      {}};
-      for (const auto& k : rep.kernel_summary())
-        kern.rows.push_back({format_fixed(k.time_pct, 1), format_duration_ns(static_cast<double>(k.time.sum)),
-                             std::to_string(k.time.count), format_duration_ns(k.time.mean),
-                             format_duration_ns(k.time.median), format_duration_ns(static_cast<double>(k.time.min)),
-                             format_duration_ns(static_cast<double>(k.time.max)), format_duration_ns(k.time.stddev),
-                             display_name(k.scope), clip_to_width(display_name(k.kernel))});
-      kern.print(out);
-    }
+}
+
+/// The kernel summary (CUPTI): one row per (scope, kernel).
+inline void print_kernel_table(const report& rep, std::ostream& out) {
+  out << "\nKernels by scope (CUPTI; Time % = share of all kernel time; Avg/Med/Min/Max/StdDev per instance;\n"
+         "names demangled and cut at 100 characters as Nsight Systems does; the JSON report keeps them whole and mangled):\n";
+  if (rep.kernel_summary().empty()) {
+    out << "(no kernels)\n";
+    return;
   }
+  text_table kern{{"Time %", "Total Time", "Instances", "Avg", "Med", "Min", "Max", "StdDev", "Scope", "Name"},
+                  {false, false, false, false, false, false, false, false, true, true},
+                  {}};
+  for (const auto& k : rep.kernel_summary())
+    kern.rows.push_back({format_fixed(k.time_pct, 1), format_duration_ns(static_cast<double>(k.time.sum)),
+                         std::to_string(k.time.count), format_duration_ns(k.time.mean),
+                         format_duration_ns(k.time.median), format_duration_ns(static_cast<double>(k.time.min)),
+                         format_duration_ns(static_cast<double>(k.time.max)), format_duration_ns(k.time.stddev),
+                         display_name(k.scope), clip_to_width(display_name(k.kernel))});
+  kern.print(out);
+}
+
+/// The footnotes: how to read the totals, and the orphans.
+inline void print_report_notes(const report& rep, std::ostream& out, bool cupti) {
   out << "\nNote: totals are inclusive. Do not add up the totals of nested rows: a parent's total already\n"
          "contains its children. Self columns and Time % can be added. Host time is CPU time spent inside the\n"
          "scope (mostly launching asynchronous work); device span is GPU time between the scope's boundaries\n"
@@ -146,6 +153,20 @@ inline void print_tables(const report& rep, std::ostream& out) {
   if (rep.orphan_count())
     out << "Note: " << rep.orphan_count()
         << " scopes whose parent was still open (or dropped) when the report was taken are shown at top level.\n";
+}
+
+/// The text report of `rep`: tree view, flat view, kernel summary, notes.
+inline void print_tables(const report& rep, std::ostream& out) {
+  print_report_header(rep, out);
+  if (rep.instances().empty()) {
+    out << "(no finished scopes)\n";
+    return;
+  }
+  const bool cupti = rep.sources().cupti_valid;
+  print_tree_table(rep, out, cupti);
+  print_flat_table(rep, out, cupti);
+  if (cupti) print_kernel_table(rep, out);
+  print_report_notes(rep, out, cupti);
 }
 
 }  // namespace detail

@@ -54,15 +54,14 @@ SCOPEPROF_NOINLINE SCOPEPROF_API void cupti_pop(std::uint64_t id) noexcept {
 }
 
 SCOPEPROF_NOINLINE inline bool cupti_refill(cupti_thread& t) noexcept {
+  cupti_pair_chunk* ch = cupti_pair_chunk::make(cupti_pair_chunk_pairs);
   try {
-    auto* ch = new cupti_pair_chunk;
-    ch->first = t.published.load(std::memory_order_relaxed);
+    if (ch == nullptr) return false;
     std::lock_guard<std::mutex> lock(t.mu);
-    t.chunks.push_back(ch);
-    t.cursor = ch->pairs;
-    t.limit = ch->pairs + cupti_pair_chunk::capacity;
+    t.pairs.adopt(ch);
     return true;
   } catch (...) {
+    cupti_pair_chunk::destroy(ch);
     return false;
   }
 }
@@ -71,9 +70,8 @@ SCOPEPROF_NOINLINE inline bool cupti_refill(cupti_thread& t) noexcept {
 SCOPEPROF_NOINLINE SCOPEPROF_API void cupti_store(std::uint64_t id, std::uint64_t host_index) noexcept {
   cupti_thread* t = t_cupti;
   if (t == nullptr || (id >> cupti_seq_bits) != t->slot + 1u) return;
-  if (SCOPEPROF_UNLIKELY(t->cursor == t->limit) && !cupti_refill(*t)) return;  // unattributed: its kernels count as such
-  *t->cursor++ = {id & cupti_seq_mask, host_index};
-  t->published.store(t->published.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  if (SCOPEPROF_UNLIKELY(!t->pairs.has_room()) && !cupti_refill(*t)) return;  // unattributed: its kernels count as such
+  t->pairs.push({id & cupti_seq_mask, host_index});
 }
 
 #endif

@@ -100,7 +100,7 @@ SCOPEPROF_NOINLINE inline bool refill(thread_buffer& b) noexcept {
   registry& r = the_registry();
   const std::uint64_t epoch = r.alloc_epoch.load(std::memory_order_acquire);
   if (b.full_epoch == epoch) return false;  // still full: drop without taking a lock
-  const std::uint64_t next_index = b.recorded.load(std::memory_order_relaxed);
+  const std::uint64_t next_index = b.records.published.load(std::memory_order_relaxed);
   std::uint32_t capacity = min_chunk_records;
   while (capacity < max_chunk_records && capacity <= next_index) capacity *= 4;
   if (capacity > max_chunk_records) capacity = max_chunk_records;
@@ -112,15 +112,12 @@ SCOPEPROF_NOINLINE inline bool refill(thread_buffer& b) noexcept {
       return false;
     }
   } while (!r.allocated_records.compare_exchange_weak(used, used + capacity, std::memory_order_relaxed));
-  chunk* c = nullptr;
+  record_chunk* c = nullptr;
   try {
     c = take_chunk(r, capacity);
     if (c == nullptr) throw std::bad_alloc();
-    c->first = next_index;
     std::lock_guard<std::mutex> lock(b.mu);
-    b.chunks.push_back(c);
-    b.cursor = c->records();
-    b.limit = c->records() + c->capacity;
+    b.records.adopt(c);
     return true;
   } catch (...) {
     if (c != nullptr) return_chunk(r, c);
@@ -131,12 +128,7 @@ SCOPEPROF_NOINLINE inline bool refill(thread_buffer& b) noexcept {
 }
 
 SCOPEPROF_NOINLINE SCOPEPROF_API std::uint64_t append_slow(thread_buffer& b, const record& rec) noexcept {
-  if (refill(b)) {
-    *b.cursor++ = rec;
-    const std::uint64_t index = b.recorded.load(std::memory_order_relaxed);
-    b.recorded.store(index + 1, std::memory_order_release);
-    return index;
-  }
+  if (refill(b)) return b.records.push(rec);
   b.dropped.store(b.dropped.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   return no_record;
 }
@@ -144,24 +136,24 @@ SCOPEPROF_NOINLINE SCOPEPROF_API std::uint64_t append_slow(thread_buffer& b, con
 /// Reserve the slot for one device record; nullptr when the cap is reached (the timing is skipped).
 SCOPEPROF_NOINLINE SCOPEPROF_API device_record* device_slot_slow(thread_buffer& b) noexcept {
   registry& r = the_registry();
-  if (r.device_records_held.fetch_add(device_chunk::capacity, std::memory_order_relaxed) + device_chunk::capacity >
+  if (r.device_records_held.fetch_add(device_chunk_records, std::memory_order_relaxed) + device_chunk_records >
       max_device_records) {
-    r.device_records_held.fetch_sub(device_chunk::capacity, std::memory_order_relaxed);
+    r.device_records_held.fetch_sub(device_chunk_records, std::memory_order_relaxed);
     return nullptr;
   }
+  device_chunk* c = device_chunk::make(device_chunk_records);
   try {
-    auto* c = new device_chunk;
-    c->first = b.device_recorded.load(std::memory_order_relaxed);
+    if (c == nullptr) throw std::bad_alloc();
     std::lock_guard<std::mutex> lock(b.mu);
-    b.device_chunks.push_back(c);
-    b.device_cursor = c->records;
-    b.device_limit = c->records + device_chunk::capacity;
-    return b.device_cursor;
+    b.device.adopt(c);
+    return b.device.cursor;
   } catch (...) {
-    r.device_records_held.fetch_sub(device_chunk::capacity, std::memory_order_relaxed);
+    if (c != nullptr) device_chunk::destroy(c);
+    r.device_records_held.fetch_sub(device_chunk_records, std::memory_order_relaxed);
     return nullptr;
   }
 }
+
 SCOPEPROF_API std::string truncate_name(std::string_view name) {
   if (name.size() <= max_name_bytes) return std::string(name);
   std::string cut(utf8_prefix(name, max_name_bytes - 3));

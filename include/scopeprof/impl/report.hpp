@@ -1,4 +1,4 @@
-// scopeprof: the report's cold code: statistics and the build from a raw snapshot.
+// scopeprof: the report's cold code: statistics and build_report() (raw snapshot to report).
 #pragma once
 
 #include <scopeprof/config.hpp>
@@ -35,6 +35,6 @@ SCOPEPROF_API duration_stats duration_stats::of(std::vector<std::int64_t> values
     return s;
   }
 
-SCOPEPROF_API report report::from_raw(detail::raw_snapshot raw) { return detail::report_builder::build(std::move(raw)); }
+SCOPEPROF_API report detail::build_report(raw_snapshot raw) { return report_builder::build(std::move(raw)); }
 
 SCOPEPROF_NAMESPACE_END

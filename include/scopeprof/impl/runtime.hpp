@@ -2,11 +2,9 @@
 // cold code, declared in runtime.hpp.
 #pragma once
 
+#include <scopeprof/backends/backend_list.hpp>
 #include <scopeprof/backends/cuda_device.hpp>
 #include <scopeprof/backends/cuda_events.hpp>
-#include <scopeprof/backends/torch.hpp>
-#include <scopeprof/backends/cuda_resolve.hpp>
-#include <scopeprof/backends/cupti/collect.hpp>
 #include <scopeprof/backends/cupti/session.hpp>
 #include <scopeprof/clock.hpp>
 #include <scopeprof/config.hpp>
@@ -95,25 +93,23 @@ inline tick_converter calibrated_converter(const registry& r, std::string& descr
   return conv;
 }
 
-/// The snapshot's sites, threads, counts, CUPTI records and warnings, from the registry view.
-inline void fill_snapshot(const registry& r, const registry_view& view, const tick_converter& conv,
-                          const std::vector<std::vector<device_record*>>& device, raw_snapshot& raw) {
+/// The snapshot's sites, threads, counts and warnings, from the registry view; then every backend adds
+/// its part (device spans, CUPTI records, evidence lines).
+inline void fill_snapshot(const registry& r, const registry_view& view, const tick_converter& conv, raw_snapshot& raw) {
   raw.sites.reserve(view.sites.size());
   for (const site_info* s : view.sites) raw.sites.push_back({s->name, s->file, s->function, s->line});
-  std::vector<thread_buffer*> buffers;
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> record_ranges;  // {floor, recorded} per thread
-  for (std::size_t t = 0; t < view.threads.size(); ++t) {
-    const thread_view& tv = view.threads[t];
-    raw.threads.push_back(read_thread(tv, conv, device[t]));
+  for (const thread_view& tv : view.threads) {
+    raw.threads.push_back(read_thread(tv, conv));
     const scope_counts& c = raw.threads.back().desc.counts;
     raw.counts.entered += c.entered;
     raw.counts.recorded += c.recorded;
     raw.counts.dropped += c.dropped;
     raw.counts.in_flight += c.in_flight;
-    buffers.push_back(tv.buffer);
-    record_ranges.emplace_back(tv.recorded_floor, tv.counters.recorded);
   }
-  cupti_collect(raw, buffers, record_ranges);
+  const collect_context ctx{view, conv};
+  for_each_backend([&](const backend_hooks& b) {
+    if (b.collect != nullptr) b.collect(raw, ctx);
+  });
   if (view.unattached) {
     raw.counts.entered += view.unattached;
     raw.counts.dropped += view.unattached;
@@ -222,32 +218,17 @@ SCOPEPROF_API report collect() noexcept {
     const tick_converter conv = calibrated_converter(r, raw.sources.host);
     raw.origin_ns = r.clock_start.ns;
     const registry_view view = view_registry(r);
-    // Device records: resolve what is pending (bulk, bounded wait per stream), then attach them below.
-    std::vector<std::vector<device_record*>> device(view.threads.size());
-    {
-      std::vector<device_record*> all;
-      for (std::size_t t = 0; t < view.threads.size(); ++t) {
-        const thread_view& tv = view.threads[t];
-        device_records_in(tv.device_chunks, tv.device_floor, tv.device_count, device[t]);
-        all.insert(all.end(), device[t].begin(), device[t].end());
-      }
-      resolve_device_records(all);
-    }
-#if SCOPEPROF_WITH_CUDA
-    raw.sources.device = device_evidence(raw.sources.device_valid, conv.ns_per_tick);
-    raw.sources.torch = torch_evidence_text();
-#endif
-    fill_snapshot(r, view, conv, device, raw);
+    fill_snapshot(r, view, conv, raw);
 #else
     raw.sources.host = "compiled out (SCOPEPROF_DISABLE)";
     raw.sources.device = "compiled out (SCOPEPROF_DISABLE)";
 #endif
-    return report::from_raw(std::move(raw));
+    return build_report(std::move(raw));
   } catch (const std::exception& e) {
     detail::raw_snapshot raw;
     raw.warnings = std::string("  warning: collect() failed: ") + e.what() + "\n";
     try {
-      return report::from_raw(std::move(raw));
+      return build_report(std::move(raw));
     } catch (...) {
       return report();
     }
@@ -263,7 +244,7 @@ SCOPEPROF_API void reset() noexcept {
   registry& r = the_registry();
   try {
     std::lock_guard<std::mutex> serial(r.collect_mu);
-    std::vector<std::pair<thread_buffer*, bool>> threads;  // (buffer, exited)
+    std::vector<reset_thread> threads;  // (buffer, exited)
     {
       std::lock_guard<std::mutex> lock(r.mu);
       r.unattached_floor = r.unattached_drops.load(std::memory_order_relaxed);
@@ -275,8 +256,14 @@ SCOPEPROF_API void reset() noexcept {
       discard_thread(r, *b, exited);
       if (exited) emptied.push_back(b);
     }
-    cupti_reset();
-    release_exited(r, emptied, [](const std::vector<thread_buffer*>& gone) { cupti_forget_threads(gone); });
+    for_each_backend([&](const backend_hooks& h) {
+      if (h.reset != nullptr) h.reset(threads);
+    });
+    release_exited(r, emptied, [](const std::vector<thread_buffer*>& gone) {
+      for_each_backend([&](const backend_hooks& h) {
+        if (h.forget_threads != nullptr) h.forget_threads(gone);
+      });
+    });
   } catch (...) {
     // Out of memory while listing threads: what was freed stays freed; the rest waits for the next reset.
   }

@@ -3,6 +3,7 @@
 // are no-ops.
 #pragma once
 
+#include <scopeprof/backends/backend_hooks.hpp>
 #include <scopeprof/config.hpp>
 #include <scopeprof/detail/recorder.hpp>
 #include <scopeprof/detail/raw_snapshot.hpp>
@@ -55,10 +56,14 @@ inline std::string cupti_evidence_locked(const cupti_collector& c, bool& valid, 
   return s;
 }
 
-/// collect(): flush, check, attribute. `ranges[t]` = {floor, recorded} of registry thread t, which is
-/// raw.threads[t]. Called with the registry mutex held.
-inline void cupti_collect(raw_snapshot& raw, const std::vector<thread_buffer*>& threads,
-                          const std::vector<std::pair<std::uint64_t, std::uint64_t>>& ranges) {
+/// collect(): flush, check, attribute to the host records of the threads in the snapshot.
+inline void cupti_collect(raw_snapshot& raw, const collect_context& ctx) {
+  std::vector<thread_buffer*> threads;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;  // {floor, recorded} of raw.threads[t]
+  for (const thread_view& tv : ctx.view.threads) {
+    threads.push_back(tv.buffer);
+    ranges.emplace_back(tv.recorded_floor, tv.counters.recorded);
+  }
   cupti_collector& c = the_cupti();
   bool active;
   {
@@ -88,11 +93,11 @@ inline void cupti_collect(raw_snapshot& raw, const std::vector<thread_buffer*>& 
         if (c.threads[s]->owner == threads[t]) position_of_slot[s] = static_cast<std::int64_t>(t);
     for (std::size_t s = 0; s < c.threads.size(); ++s) {
       cupti_thread& ct = *c.threads[s];
-      const std::uint64_t n = ct.published.load(std::memory_order_acquire);
+      const std::uint64_t n = ct.pairs.published.load(std::memory_order_acquire);
       std::lock_guard<std::mutex> tl(ct.mu);
-      for (const cupti_pair_chunk* ch : ct.chunks)
-        for (std::uint64_t i = (std::max)(ct.floor, ch->first); i < (std::min<std::uint64_t>)(n, ch->first + cupti_pair_chunk::capacity); ++i)
-          index_of[s].emplace(ch->pairs[i - ch->first].seq, ch->pairs[i - ch->first].host_index);
+      chunked_log<cupti_pair>::for_each(ct.pairs.chunks, ct.pairs.floor, n, [&](std::uint64_t, const cupti_pair& p) {
+        index_of[s].emplace(p.seq, p.host_index);
+      });
     }
     const attribution at = c.log.attribute(
         [&](std::uint64_t external, std::int64_t& thread, std::int64_t& record) {
@@ -124,23 +129,18 @@ inline void cupti_collect(raw_snapshot& raw, const std::vector<thread_buffer*>& 
 }
 
 /// reset(): forget the records of finished scopes (kernels of scopes still open are kept).
-inline void cupti_reset() noexcept {
+inline void cupti_reset(const std::vector<reset_thread>&) noexcept {
   cupti_collector& c = the_cupti();
   try {
     std::lock_guard<std::mutex> lock(c.mu);
     std::vector<std::unordered_map<std::uint64_t, std::uint64_t>> finished(c.threads.size());
     for (std::size_t s = 0; s < c.threads.size(); ++s) {
       cupti_thread& ct = *c.threads[s];
-      const std::uint64_t n = ct.published.load(std::memory_order_acquire);
+      const std::uint64_t n = ct.pairs.published.load(std::memory_order_acquire);
       std::lock_guard<std::mutex> tl(ct.mu);
-      for (const cupti_pair_chunk* ch : ct.chunks)
-        for (std::uint64_t i = (std::max)(ct.floor, ch->first); i < (std::min<std::uint64_t>)(n, ch->first + cupti_pair_chunk::capacity); ++i)
-          finished[s].emplace(ch->pairs[i - ch->first].seq, 0);
-      ct.floor = n;
-      std::size_t k = 0;
-      while (k + 1 < ct.chunks.size() && ct.chunks[k]->first + cupti_pair_chunk::capacity <= n) ++k;
-      for (std::size_t i = 0; i < k; ++i) delete ct.chunks[i];
-      ct.chunks.erase(ct.chunks.begin(), ct.chunks.begin() + static_cast<std::ptrdiff_t>(k));
+      chunked_log<cupti_pair>::for_each(ct.pairs.chunks, ct.pairs.floor, n,
+                                        [&](std::uint64_t, const cupti_pair& p) { finished[s].emplace(p.seq, 0); });
+      ct.pairs.discard_below(n, false, &cupti_pair_chunk::destroy);
     }
     c.log.discard_if([&](std::uint64_t external) {
       const std::uint64_t slot = external >> cupti_seq_bits;
@@ -169,9 +169,7 @@ inline void cupti_forget_threads(const std::vector<thread_buffer*>& gone) noexce
       continue;
     std::lock_guard<std::mutex> tl(t->mu);
     t->owner = nullptr;
-    for (cupti_pair_chunk* ch : t->chunks) delete ch;
-    t->chunks.clear();
-    t->floor = t->published.load(std::memory_order_acquire);
+    t->pairs.discard_below(t->pairs.published.load(std::memory_order_acquire), true, &cupti_pair_chunk::destroy);
   }
 }
 
@@ -181,11 +179,12 @@ inline void cupti_start() noexcept {}
 inline void cupti_stop() noexcept {}
 inline bool cupti_is_on() noexcept { return false; }
 inline void cupti_forget_threads(const std::vector<thread_buffer*>&) noexcept {}
-inline void cupti_reset() noexcept {}
-inline void cupti_collect(raw_snapshot&, const std::vector<thread_buffer*>&,
-                          const std::vector<std::pair<std::uint64_t, std::uint64_t>>&) {}
+inline void cupti_reset(const std::vector<reset_thread>&) noexcept {}
+inline void cupti_collect(raw_snapshot&, const collect_context&) {}
 
 #endif
+
+inline constexpr backend_hooks cupti_backend{"CUPTI", &cupti_collect, &cupti_reset, &cupti_forget_threads};
 
 }  // namespace detail
 SCOPEPROF_NAMESPACE_END

@@ -5,6 +5,7 @@
 #include <scopeprof/backends/cupti.hpp>
 #include <scopeprof/config.hpp>
 #include <scopeprof/detail/activity.hpp>
+#include <scopeprof/detail/chunked_log.hpp>
 #include <scopeprof/detail/recorder.hpp>
 
 #include <algorithm>
@@ -53,23 +54,16 @@ struct cupti_pair {
   std::uint64_t seq;
   std::uint64_t host_index;
 };
-struct cupti_pair_chunk {
-  static constexpr std::uint32_t capacity = 2048;
-  std::uint64_t first = 0;
-  cupti_pair pairs[capacity];
-};
+using cupti_pair_chunk = log_chunk<cupti_pair>;
+constexpr std::uint32_t cupti_pair_chunk_pairs = 2048;
 
-/// Per thread: the pairs its scopes stored (owner appends, collect() reads up to `published`).
+/// Per thread: the pairs its scopes stored (owner appends, collect() reads up to `pairs.published`).
 struct cupti_thread {
   thread_buffer* owner = nullptr;
   std::uint32_t slot = 0;
   std::uint64_t next_seq = 0;  // owner only
-  cupti_pair* cursor = nullptr;
-  cupti_pair* limit = nullptr;
-  std::atomic<std::uint64_t> published{0};
-  std::mutex mu;  // chunks and floor
-  std::vector<cupti_pair_chunk*> chunks;
-  std::uint64_t floor = 0;  // pairs before this were discarded by reset()
+  chunked_log<cupti_pair> pairs;
+  std::mutex mu;  // the pair log's chunks and floor
 };
 inline thread_local cupti_thread* t_cupti = nullptr;
 

@@ -239,6 +239,102 @@ inline bool cupti_enable_kind_locked(cupti_collector& c, CUpti_ActivityKind k, s
   return true;
 }
 
+/// Why CUPTI refused our subscription because another tool holds it. `holder`: the holder's name as
+/// cuptiSubscribe_v2 gave it (empty without it).
+inline std::string cupti_withheld_reason(const cupti_collector& c, CUptiResult r, std::string holder) {
+  // A holder that subscribed without a name (Kineto does) is reported by CUPTI as "... <not provided>".
+  if (holder.find("not provided") != std::string::npos) holder.clear();
+  if (holder.empty() && g_kineto_cuda_started.load())
+    holder = "a torch profiler session with CUDA activity ran in this process, and Kineto keeps CUPTI until the process ends";
+  return std::string("CUPTI is held by another tool") + (holder.empty() ? std::string() : " (" + holder + ")") +
+         " (cuptiSubscribe: " + cupti_result_text(c.api, r) +
+         "; Nsight Systems, Nsight Compute, compute-sanitizer, cuda-gdb and torch profiler sessions hold it)";
+}
+
+/// Claim the subscriber slot: it is how CUPTI tells us another tool is collecting. On failure the state
+/// says why.
+inline bool cupti_subscribe_locked(cupti_collector& c) {
+  CUptiResult r;
+  char holder[128] = {};
+#if SCOPEPROF_CUPTI_SUBSCRIBE_V2
+  static_assert(sizeof holder >= CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN, "room for the holder's name");
+  if (c.api.subscribe_v2 != nullptr) {
+    CUpti_SubscriberParams p{};
+    p.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+    p.subscriberName = "scopeprof";
+    p.oldSubscriberName = holder;
+    p.oldSubscriberSize = sizeof holder;
+    r = c.api.subscribe_v2(&c.subscriber, &cupti_subscriber_callback, nullptr, &p);
+  } else
+#endif
+  {
+    r = c.api.subscribe(&c.subscriber, &cupti_subscriber_callback, nullptr);
+  }
+  if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+    holder[sizeof holder - 1] = '\0';
+    cupti_set_state_locked(c, cupti_state::withheld, cupti_withheld_reason(c, r, holder));
+    return false;
+  }
+  if (r != CUPTI_SUCCESS) {
+    std::string why = "cuptiSubscribe failed: " + cupti_result_text(c.api, r);
+    if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) why += " (insufficient privileges)";
+    else if (r == CUPTI_ERROR_UNKNOWN || r == CUPTI_ERROR_NOT_INITIALIZED) why += " (no usable CUDA driver?)";
+    cupti_set_state_locked(c, cupti_state::unavailable, why);
+    return false;
+  }
+  c.subscribed = true;
+  return true;
+}
+
+/// Subscribed: register the buffer callbacks and enable our record kinds. On failure nothing stays
+/// enabled, the subscription is given back and the state says why.
+inline bool cupti_enable_locked(cupti_collector& c) {
+  // Register on every start: the buffer callbacks are process-wide, and a tool that held CUPTI since our
+  // last start (a torch profiler session, say) may have put its own in place. If a second registration is
+  // refused, the start-up probe finds out where the records go.
+  const CUptiResult r = c.api.register_callbacks(&cupti_buffer_requested, &cupti_buffer_completed);
+  if (r != CUPTI_SUCCESS && !c.callbacks_registered) {
+    cupti_unsubscribe_locked(c);
+    cupti_set_state_locked(c, cupti_state::unavailable, "cuptiActivityRegisterCallbacks failed: " + cupti_result_text(c.api, r));
+    return false;
+  }
+  c.callbacks_registered = true;
+  std::string why;
+  for (auto k : {CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+                 CUPTI_ACTIVITY_KIND_MEMSET})
+    if (!cupti_enable_kind_locked(c, k, why)) {
+      cupti_disable_kinds_locked(c);
+      cupti_unsubscribe_locked(c);
+      if (why.find("INSUFFICIENT_PRIVILEGES") != std::string::npos) why += " (insufficient privileges)";
+      cupti_set_state_locked(c, cupti_state::unavailable, why);
+      return false;
+    }
+  return true;
+}
+
+/// Active, `lock` (on c.mu) released: check the path end to end once. If CUPTI delivers the memset but no
+/// external correlation for it, it may want API records to correlate: switch those on and look again.
+/// On failure CUPTI is given back and the state says why (`lock` is then held again).
+inline bool cupti_check_start(cupti_collector& c, std::unique_lock<std::mutex>& lock) {
+  std::string why;
+  probe_result p = cupti_probe(c, why);
+  if (p == probe_result::no_correlation) {
+    lock.lock();
+    std::string why2;
+    c.api_records = cupti_enable_kind_locked(c, CUPTI_ACTIVITY_KIND_RUNTIME, why2) &&
+                    cupti_enable_kind_locked(c, CUPTI_ACTIVITY_KIND_DRIVER, why2);
+    lock.unlock();
+    p = cupti_probe(c, why);
+  }
+  if (p == probe_result::no_records || p == probe_result::no_correlation) {
+    cupti_release(c);
+    lock.lock();
+    cupti_set_state_locked(c, cupti_state::unavailable, "start-up check failed: " + why);
+    return false;
+  }
+  return true;
+}
+
 SCOPEPROF_NOINLINE inline void cupti_start() noexcept {
   cupti_collector& c = the_cupti();
   struct rearm_at_return {  // the start-up probe may be the process's first CUDA runtime call
@@ -252,85 +348,13 @@ SCOPEPROF_NOINLINE inline void cupti_start() noexcept {
       cupti_set_state_locked(c, cupti_state::unavailable, c.load_error);
       return;
     }
-    // Claim the subscriber slot first: it is how CUPTI tells us another tool is collecting.
-    CUptiResult r;
-    char holder[128] = {};
-#if SCOPEPROF_CUPTI_SUBSCRIBE_V2
-    static_assert(sizeof holder >= CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN, "room for the holder's name");
-    if (c.api.subscribe_v2 != nullptr) {
-      CUpti_SubscriberParams p{};
-      p.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
-      p.subscriberName = "scopeprof";
-      p.oldSubscriberName = holder;
-      p.oldSubscriberSize = sizeof holder;
-      r = c.api.subscribe_v2(&c.subscriber, &cupti_subscriber_callback, nullptr, &p);
-    } else
-#endif
-    {
-      r = c.api.subscribe(&c.subscriber, &cupti_subscriber_callback, nullptr);
-    }
-    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-      holder[sizeof holder - 1] = '\0';
-      // A holder that subscribed without a name (Kineto does) is reported by CUPTI as "... <not provided>".
-      std::string name = holder;
-      if (name.find("not provided") != std::string::npos) name.clear();
-      if (name.empty() && g_kineto_cuda_started.load())
-        name = "a torch profiler session with CUDA activity ran in this process, and Kineto keeps CUPTI until the process ends";
-      cupti_set_state_locked(c, cupti_state::withheld,
-                             std::string("CUPTI is held by another tool") + (name.empty() ? std::string() : " (" + name + ")") +
-                                 " (cuptiSubscribe: " + cupti_result_text(c.api, r) +
-                                 "; Nsight Systems, Nsight Compute, compute-sanitizer, cuda-gdb and torch profiler sessions hold it)");
-      return;
-    }
-    if (r != CUPTI_SUCCESS) {
-      std::string why = "cuptiSubscribe failed: " + cupti_result_text(c.api, r);
-      if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) why += " (insufficient privileges)";
-      else if (r == CUPTI_ERROR_UNKNOWN || r == CUPTI_ERROR_NOT_INITIALIZED) why += " (no usable CUDA driver?)";
-      cupti_set_state_locked(c, cupti_state::unavailable, why);
-      return;
-    }
-    c.subscribed = true;
+    if (!cupti_subscribe_locked(c)) return;
     cupti_sync_clock(c);
-    // Register on every start: the buffer callbacks are process-wide, and a tool that held CUPTI since our
-    // last start (a torch profiler session, say) may have put its own in place. If a second registration is
-    // refused, the start-up probe below finds out where the records go.
-    r = c.api.register_callbacks(&cupti_buffer_requested, &cupti_buffer_completed);
-    if (r != CUPTI_SUCCESS && !c.callbacks_registered) {
-      cupti_unsubscribe_locked(c);
-      cupti_set_state_locked(c, cupti_state::unavailable, "cuptiActivityRegisterCallbacks failed: " + cupti_result_text(c.api, r));
-      return;
-    }
-    c.callbacks_registered = true;
-    std::string why;
-    for (auto k : {CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-                   CUPTI_ACTIVITY_KIND_MEMSET})
-      if (!cupti_enable_kind_locked(c, k, why)) {
-        cupti_disable_kinds_locked(c);
-        cupti_unsubscribe_locked(c);
-        if (why.find("INSUFFICIENT_PRIVILEGES") != std::string::npos) why += " (insufficient privileges)";
-        cupti_set_state_locked(c, cupti_state::unavailable, why);
-        return;
-      }
+    if (!cupti_enable_locked(c)) return;
     c.state = cupti_state::active;
     c.reason.clear();
     lock.unlock();
-    // Check the path end to end once. If CUPTI delivers the memset but no external correlation for it,
-    // it may want API records to correlate: switch those on and look again.
-    probe_result p = cupti_probe(c, why);
-    if (p == probe_result::no_correlation) {
-      lock.lock();
-      std::string why2;
-      c.api_records = cupti_enable_kind_locked(c, CUPTI_ACTIVITY_KIND_RUNTIME, why2) &&
-                      cupti_enable_kind_locked(c, CUPTI_ACTIVITY_KIND_DRIVER, why2);
-      lock.unlock();
-      p = cupti_probe(c, why);
-    }
-    if (p == probe_result::no_records || p == probe_result::no_correlation) {
-      cupti_release(c);
-      lock.lock();
-      cupti_set_state_locked(c, cupti_state::unavailable, "start-up check failed: " + why);
-      return;
-    }
+    if (!cupti_check_start(c, lock)) return;
     g_cupti_on.store(1, std::memory_order_release);
   } catch (...) {
     warn("CUPTI collector: could not start (out of memory)");
