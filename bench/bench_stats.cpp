@@ -6,7 +6,10 @@
 //
 // The values are log-uniform over 3 octaves (100 us .. 800 us), read from a 4096-entry table in order, so
 // the branch predictor cannot learn them; the histograms are filled first, so record() stays in its window.
+// call_path_fold: ns to fold one finished scope into the per-call-path statistics (detail/call_path_fold.hpp),
+// for the records of a training step (15 scopes, 3 levels) repeated under an outer scope that stays open.
 
+#include <scopeprof/detail/call_path_fold.hpp>
 #include <scopeprof/detail/log_histogram.hpp>
 #include <scopeprof/detail/running_stats.hpp>
 
@@ -99,6 +102,41 @@ void BM_log_histogram_merge(benchmark::State& state) {
   state.counters["buckets"] = static_cast<double>(b.bucket_count());
 }
 
+/// One training step as a thread records it, in post-order: step(1) at depth 1 (under an outer scope that
+/// stays open) around 10 calls of 5 sites at depth 2, two of them with 2 calls each at depth 3.
+std::vector<scopeprof::detail::fold_input> step_records() {
+  std::vector<scopeprof::detail::fold_input> out;
+  std::int64_t t = 1000;
+  const std::int64_t step_begin = t;
+  for (std::uint32_t i = 0; i < 10; ++i) {
+    const std::int64_t begin = t;
+    if (i % 5 == 0)
+      for (std::uint32_t k = 0; k < 2; ++k) {
+        out.push_back({20 + k, 3, t + 1, t + 400});
+        t += 500;
+      }
+    t += 1000 + 100 * i;
+    out.push_back({10 + i % 5, 2, begin, t});
+  }
+  out.push_back({1, 1, step_begin, t + 10});
+  return out;
+}
+
+void BM_call_path_fold(benchmark::State& state) {
+  const std::vector<scopeprof::detail::fold_input> step = step_records();
+  scopeprof::detail::path_tree tree;
+  scopeprof::detail::thread_fold fold;
+  std::size_t i = 0;
+  for (auto _ : state) {
+    fold.add(step[i], tree);
+    if (++i == step.size()) i = 0;
+  }
+  benchmark::DoNotOptimize(tree);
+  std::size_t pending = 0;
+  fold.for_each_pending([&](std::size_t, const scopeprof::detail::path_tree& t) { pending += t.size(); });
+  state.counters["pending_nodes"] = static_cast<double>(pending);
+}
+
 using scopeprof_bench::capture_reporter;
 using scopeprof_bench::results;  // name -> CPU ns per iteration (median if repeated)
 
@@ -108,7 +146,7 @@ void print_summary(const results& res) {
   std::printf("\nstatistics primitives, CPU ns per operation (ratio to ++counts[v >> 10], %.2f ns):\n",
               base->second);
   for (const char* name : {"running_stats_add", "log_histogram_record", "log_histogram_quantile",
-                           "log_histogram_merge"}) {
+                           "log_histogram_merge", "call_path_fold"}) {
     const auto it = res.find(name);
     if (it == res.end()) continue;
     std::printf("  %-24s %10.2f ns  %8.2fx\n", name, it->second, it->second / base->second);
@@ -135,6 +173,7 @@ int main(int argc, char** argv) {
   benchmark::RegisterBenchmark("log_histogram_record", BM_log_histogram_record);
   benchmark::RegisterBenchmark("log_histogram_quantile", BM_log_histogram_quantile);
   benchmark::RegisterBenchmark("log_histogram_merge", BM_log_histogram_merge);
+  benchmark::RegisterBenchmark("call_path_fold", BM_call_path_fold);
 
   results res;
   capture_reporter reporter(res, "", isatty(STDOUT_FILENO) ? benchmark::ConsoleReporter::OO_Defaults

@@ -28,7 +28,7 @@ LAYERS = [
     ("umbrella", ["scopeprof.hpp"]),
     ("base", ["scopeprof/version.hpp", "scopeprof/config.hpp", "scopeprof/clock.hpp", "scopeprof/detail/log.hpp",
               "scopeprof/detail/text.hpp", "scopeprof/detail/bounded_ring.hpp", "scopeprof/detail/demangle.hpp",
-              "scopeprof/detail/env.hpp", "scopeprof/detail/running_stats.hpp",
+              "scopeprof/detail/env.hpp", "scopeprof/detail/call_path_fold.hpp", "scopeprof/detail/running_stats.hpp",
               "scopeprof/detail/log_histogram.hpp"]),
     ("model", ["scopeprof/report_types.hpp", "scopeprof/report.hpp", "scopeprof/detail/raw_snapshot.hpp"]),
     ("hot", ["scopeprof/detail/recorder.hpp", "scopeprof/detail/chunked_log.hpp", "scopeprof/detail/scope_hooks.hpp",
