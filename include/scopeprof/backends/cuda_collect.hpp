@@ -69,9 +69,8 @@ inline void device_reset(const std::vector<reset_thread>& threads) noexcept {
   for (const auto& [b, exited] : threads) {
     try {
       const std::uint64_t count = b->device.published.load(std::memory_order_acquire);
-      std::lock_guard<std::mutex> lock(b->mu);
       std::vector<device_record*> discarded;
-      device_records_in(b->device.chunks, b->device.floor, count, discarded);
+      b->device.for_each(b->device.floor, count, [&](std::uint64_t, device_record& d) { discarded.push_back(&d); });
       retire_device_records(discarded);
       b->device.discard_below(count, exited, [&](device_chunk* ch) {
         r.device_records_held.fetch_sub(ch->capacity, std::memory_order_relaxed);

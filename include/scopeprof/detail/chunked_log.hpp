@@ -1,14 +1,12 @@
-// scopeprof: a per-thread, single-writer, append-only log kept in chunks. One type serves every log a
+// scopeprof: a per-thread, single-writer, append-only log kept in linked chunks. One type serves every log a
 // scope writes to: its host records, its CUDA event pairs and its CUPTI correlation pairs.
 //
-// The owner thread appends without a lock: it writes the slot at `cursor`, then publishes it by raising
-// `published` (release). Readers (collect(), reset()) read `published` (acquire) first and then copy the
-// chunk list under the owner's mutex, so every item below the count they read sits in a chunk they hold.
-// Only reset() frees chunks, and never the one the owner writes to (unless the thread has exited).
-//
-// Lock discipline: `chunks` and `floor` are guarded by a mutex the log's holder names (a thread_buffer
-// guards its two logs with its own mutex); the caller holds it around adopt(), discard_below() and any
-// read of the chunk list.
+// No lock on either side. The owner thread writes the slot at `cursor`, then publishes it by raising
+// `published` (release); a new chunk is linked after the last one (release) before any item in it is
+// published. The reader (collect() and reset(), one at a time under the registry's collect_mu) reads
+// `published` (acquire) first and then walks the chunks from `head`: every item below the count it read
+// sits in a chunk it can reach. Only the reader frees chunks, from the head, and never the last one (the
+// owner may still write to it) unless the owner has exited. `floor` is the reader's own.
 #pragma once
 
 #include <scopeprof/config.hpp>
@@ -25,11 +23,12 @@ SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
 /// A block of `capacity` items of T, laid out right after this header. `first` is the log index of
-/// items()[0].
+/// items()[0]; `next` is the chunk linked after this one (null while this is the last).
 template <class T>
 struct log_chunk {
   std::uint64_t first = 0;
   std::uint32_t capacity = 0;
+  std::atomic<log_chunk*> next{nullptr};
   T* items() noexcept { return reinterpret_cast<T*>(this + 1); }
   const T* items() const noexcept { return reinterpret_cast<const T*>(this + 1); }
   std::uint64_t end() const noexcept { return first + capacity; }
@@ -47,7 +46,10 @@ struct log_chunk {
       for (std::uint32_t i = 0; i < capacity; ++i) new (c->items() + i) T();
     return c;
   }
-  static void destroy(log_chunk* c) noexcept { ::operator delete(static_cast<void*>(c)); }
+  static void destroy(log_chunk* c) noexcept {
+    c->~log_chunk();
+    ::operator delete(static_cast<void*>(c));
+  }
 };
 
 template <class T>
@@ -57,17 +59,23 @@ struct chunked_log {
   // Owner only.
   T* cursor = nullptr;
   T* limit = nullptr;
+  chunk_type* tail = nullptr;  // the chunk written to
   // Written by the owner (relaxed load + release store), read by anyone.
   std::atomic<std::uint64_t> published{0};
-  // Under the holder's mutex.
-  std::vector<chunk_type*> chunks;  // in log order
-  std::uint64_t floor = 0;          // items below this index were discarded by reset()
+  // Set by the owner's first adopt(), moved by the reader's discard_below().
+  std::atomic<chunk_type*> head{nullptr};
+  // Reader only: items below this index were discarded by reset().
+  std::uint64_t floor = 0;
 
   chunked_log() = default;
   chunked_log(const chunked_log&) = delete;
   chunked_log& operator=(const chunked_log&) = delete;
   ~chunked_log() {
-    for (chunk_type* c : chunks) chunk_type::destroy(c);
+    for (chunk_type* c = head.load(std::memory_order_acquire); c != nullptr;) {
+      chunk_type* next = c->next.load(std::memory_order_relaxed);
+      chunk_type::destroy(c);
+      c = next;
+    }
   }
 
   /// Owner: is there a free slot in the current chunk?
@@ -85,17 +93,27 @@ struct chunked_log {
     return publish();
   }
 
-  /// Owner, holder's mutex held: make `c` the chunk written next. Throws only if the list cannot grow (the
-  /// caller keeps `c` then).
-  void adopt(chunk_type* c) {
+  /// Owner: link `c` after the last chunk and write to it from now on. No lock, cannot fail.
+  void adopt(chunk_type* c) noexcept {
     c->first = published.load(std::memory_order_relaxed);
-    chunks.push_back(c);
+    c->next.store(nullptr, std::memory_order_relaxed);
+    if (tail != nullptr) tail->next.store(c, std::memory_order_release);
+    else head.store(c, std::memory_order_release);
+    tail = c;
     cursor = c->items();
     limit = c->items() + c->capacity;
   }
 
-  /// Calls fn(index, item) for the items with index in [from, to) held by `list` (this log's chunk list,
-  /// or a copy of it), in order. Items are const when the list holds pointers to const chunks.
+  /// Reader: the chunks from the head on, as they are now.
+  std::vector<chunk_type*> chunk_list() const {
+    std::vector<chunk_type*> out;
+    for (chunk_type* c = head.load(std::memory_order_acquire); c != nullptr; c = c->next.load(std::memory_order_acquire))
+      out.push_back(c);
+    return out;
+  }
+
+  /// Calls fn(index, item) for the items with index in [from, to) held by `list` (chunk_list(), then or
+  /// earlier: chunks are freed only by the reader), in order.
   template <class List, class Fn>
   static void for_each(const List& list, std::uint64_t from, std::uint64_t to, Fn&& fn) {
     for (auto* c : list) {
@@ -103,20 +121,35 @@ struct chunked_log {
       for (std::uint64_t i = (std::max)(from, c->first); i < hi; ++i) fn(i, c->items()[i - c->first]);
     }
   }
+  /// Reader: the same over the chunks reachable now.
+  template <class Fn>
+  void for_each(std::uint64_t from, std::uint64_t to, Fn&& fn) const {
+    for (chunk_type* c = head.load(std::memory_order_acquire); c != nullptr && c->first < to;
+         c = c->next.load(std::memory_order_acquire)) {
+      const std::uint64_t hi = (std::min)(to, c->end());
+      for (std::uint64_t i = (std::max)(from, c->first); i < hi; ++i) fn(i, c->items()[i - c->first]);
+    }
+  }
 
-  /// Holder's mutex held: raise the floor to `to` (a count the reader saw published) and hand every
-  /// chunk that holds only items below it to `release(chunk)`. The chunk the owner writes to stays,
-  /// unless `all` (the owner has exited).
+  /// Reader: raise the floor to `to` (a count it saw published) and hand every chunk that holds only
+  /// items below it to `release(chunk)`, from the head. The last chunk stays (its owner may write to it),
+  /// unless `all`: the owner has exited.
   template <class Release>
   void discard_below(std::uint64_t to, bool all, Release&& release) noexcept {
     floor = (std::max)(floor, to);
-    std::size_t n = 0;
-    if (all) n = chunks.size();
-    else
-      while (n + 1 < chunks.size() && chunks[n]->end() <= to) ++n;
-    for (std::size_t i = 0; i < n; ++i) release(chunks[i]);
-    chunks.erase(chunks.begin(), chunks.begin() + static_cast<std::ptrdiff_t>(n));
-    if (all) cursor = limit = nullptr;
+    chunk_type* const first = head.load(std::memory_order_acquire);
+    chunk_type* c = first;
+    while (c != nullptr) {
+      chunk_type* next = c->next.load(std::memory_order_acquire);
+      if (!all && (next == nullptr || c->end() > to)) break;
+      release(c);
+      c = next;
+    }
+    if (c != first) head.store(c, std::memory_order_release);  // (an owner's first adopt() may race a no-op)
+    if (all) {  // the owner is gone: nothing of it is left
+      tail = nullptr;
+      cursor = limit = nullptr;
+    }
   }
 };
 

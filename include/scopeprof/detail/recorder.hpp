@@ -6,6 +6,7 @@
 #include <scopeprof/backends/nvtx.hpp>
 #include <scopeprof/clock.hpp>
 #include <scopeprof/config.hpp>
+#include <scopeprof/detail/bounded_ring.hpp>
 #include <scopeprof/detail/chunked_log.hpp>
 #include <scopeprof/detail/log.hpp>
 #include <scopeprof/detail/text.hpp>
@@ -128,10 +129,10 @@ struct thread_buffer {
   chunked_log<device_record> device;  // CUDA event pairs of device-timed scopes
   std::unique_ptr<dynamic_name_cache> dynamic_names;  // PROF_SCOPE_DYN lookups; freed at thread exit
 
-  // Under mu: both logs' chunk lists and floors (the owner adds chunks on refill, reset() frees full ones).
-  std::mutex mu;
+  // collect() and reset() only (under the registry's collect_mu): where the last reset() left the counters.
   std::uint64_t dropped_floor = 0;
   std::uint64_t entered_floor = 0;
+  std::mutex mu;  // the name (set_thread_name() on the owner, collect() reads it); no scope takes it
   std::string name;
   // Under the registry mutex.
   std::uint32_t ordinal = 0;
@@ -159,8 +160,7 @@ struct registry {
   std::vector<thread_buffer*> threads;
   std::uint32_t next_ordinal = 0;
 
-  std::mutex pool_mu;  // free chunks
-  std::vector<record_chunk*> free_chunks;
+  bounded_ring<record_chunk*, 64> free_chunks;  // full-size chunks for reuse
   std::atomic<std::uint64_t> allocated_records{0};
   std::atomic<std::uint64_t> max_records{std::uint64_t{1} << 22};
   std::atomic<std::uint64_t> alloc_epoch{0};  // bumped whenever memory is freed or the cap raised

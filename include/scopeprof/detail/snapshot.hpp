@@ -1,8 +1,8 @@
 // scopeprof: what collect() and reset() do to the recorder, without stopping any thread. The lists are
-// copied under the registry mutex, each thread's chunk list under its own mutex, and everything slow
-// (converting records, waiting for the GPU, building the report) runs with only collect_mu held, which no
-// scope ever takes. Chunks are freed only by reset() and thread buffers only by release_exited(), both
-// under collect_mu, so the copies stay valid while collect() reads them.
+// copied under the registry mutex, each thread's chunks are walked without a lock (chunked_log.hpp), and
+// everything slow (converting records, waiting for the GPU, building the report) runs with only collect_mu
+// held, which no scope ever takes. Chunks are freed only by reset() and thread buffers only by
+// release_exited(), both under collect_mu, so the copies stay valid while collect() reads them.
 #pragma once
 
 #include <scopeprof/clock.hpp>
@@ -77,14 +77,16 @@ inline registry_view view_registry(registry& r) {
     thread_buffer& b = *t.buffer;
     t.counters = read_counters(b);
     t.device_count = b.device.published.load(std::memory_order_acquire);
-    std::lock_guard<std::mutex> lock(b.mu);
-    t.name = b.name;
+    {
+      std::lock_guard<std::mutex> lock(b.mu);
+      t.name = b.name;
+    }
     t.recorded_floor = b.records.floor;
     t.dropped_floor = b.dropped_floor;
     t.entered_floor = b.entered_floor;
     t.device_floor = b.device.floor;
-    t.chunks = b.records.chunks;
-    t.device_chunks = b.device.chunks;
+    t.chunks = b.records.chunk_list();
+    t.device_chunks = b.device.chunk_list();
   }
   return v;
 }
@@ -119,7 +121,6 @@ inline raw_thread read_thread(const thread_view& t, const tick_converter& conv) 
 /// backends discard their own logs (backend_hooks::reset). Under collect_mu.
 inline void discard_thread(registry& r, thread_buffer& b, bool exited) {
   const thread_counters c = read_counters(b);
-  std::lock_guard<std::mutex> lock(b.mu);
   b.dropped_floor = c.dropped;
   b.entered_floor = c.recorded + c.dropped;  // scopes open now stay counted as entered
   b.records.discard_below(c.recorded, exited, [&](record_chunk* ch) { return_chunk(r, ch); });

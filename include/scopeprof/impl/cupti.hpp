@@ -55,15 +55,9 @@ SCOPEPROF_NOINLINE SCOPEPROF_API void cupti_pop(std::uint64_t id) noexcept {
 
 SCOPEPROF_NOINLINE inline bool cupti_refill(cupti_thread& t) noexcept {
   cupti_pair_chunk* ch = cupti_pair_chunk::make(cupti_pair_chunk_pairs);
-  try {
-    if (ch == nullptr) return false;
-    std::lock_guard<std::mutex> lock(t.mu);
-    t.pairs.adopt(ch);
-    return true;
-  } catch (...) {
-    cupti_pair_chunk::destroy(ch);
-    return false;
-  }
+  if (ch == nullptr) return false;
+  t.pairs.adopt(ch);
+  return true;
 }
 
 /// Remember which host record the external id belongs to (after the host record got its index).

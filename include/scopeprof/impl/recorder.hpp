@@ -116,7 +116,6 @@ SCOPEPROF_NOINLINE inline bool refill(thread_buffer& b) noexcept {
   try {
     c = take_chunk(r, capacity);
     if (c == nullptr) throw std::bad_alloc();
-    std::lock_guard<std::mutex> lock(b.mu);
     b.records.adopt(c);
     return true;
   } catch (...) {
@@ -142,16 +141,12 @@ SCOPEPROF_NOINLINE SCOPEPROF_API device_record* device_slot_slow(thread_buffer& 
     return nullptr;
   }
   device_chunk* c = device_chunk::make(device_chunk_records);
-  try {
-    if (c == nullptr) throw std::bad_alloc();
-    std::lock_guard<std::mutex> lock(b.mu);
-    b.device.adopt(c);
-    return b.device.cursor;
-  } catch (...) {
-    if (c != nullptr) device_chunk::destroy(c);
+  if (c == nullptr) {
     r.device_records_held.fetch_sub(device_chunk_records, std::memory_order_relaxed);
     return nullptr;
   }
+  b.device.adopt(c);
+  return b.device.cursor;
 }
 
 SCOPEPROF_API std::string truncate_name(std::string_view name) {

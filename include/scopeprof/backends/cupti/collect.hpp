@@ -94,10 +94,7 @@ inline void cupti_collect(raw_snapshot& raw, const collect_context& ctx) {
     for (std::size_t s = 0; s < c.threads.size(); ++s) {
       cupti_thread& ct = *c.threads[s];
       const std::uint64_t n = ct.pairs.published.load(std::memory_order_acquire);
-      std::lock_guard<std::mutex> tl(ct.mu);
-      chunked_log<cupti_pair>::for_each(ct.pairs.chunks, ct.pairs.floor, n, [&](std::uint64_t, const cupti_pair& p) {
-        index_of[s].emplace(p.seq, p.host_index);
-      });
+      ct.pairs.for_each(ct.pairs.floor, n, [&](std::uint64_t, const cupti_pair& p) { index_of[s].emplace(p.seq, p.host_index); });
     }
     const attribution at = c.log.attribute(
         [&](std::uint64_t external, std::int64_t& thread, std::int64_t& record) {
@@ -137,9 +134,7 @@ inline void cupti_reset(const std::vector<reset_thread>&) noexcept {
     for (std::size_t s = 0; s < c.threads.size(); ++s) {
       cupti_thread& ct = *c.threads[s];
       const std::uint64_t n = ct.pairs.published.load(std::memory_order_acquire);
-      std::lock_guard<std::mutex> tl(ct.mu);
-      chunked_log<cupti_pair>::for_each(ct.pairs.chunks, ct.pairs.floor, n,
-                                        [&](std::uint64_t, const cupti_pair& p) { finished[s].emplace(p.seq, 0); });
+      ct.pairs.for_each(ct.pairs.floor, n, [&](std::uint64_t, const cupti_pair& p) { finished[s].emplace(p.seq, 0); });
       ct.pairs.discard_below(n, false, &cupti_pair_chunk::destroy);
     }
     c.log.discard_if([&](std::uint64_t external) {
@@ -167,7 +162,6 @@ inline void cupti_forget_threads(const std::vector<thread_buffer*>& gone) noexce
     if (t->owner == nullptr ||
         !std::binary_search(gone.begin(), gone.end(), t->owner, std::less<const thread_buffer*>()))
       continue;
-    std::lock_guard<std::mutex> tl(t->mu);
     t->owner = nullptr;
     t->pairs.discard_below(t->pairs.published.load(std::memory_order_acquire), true, &cupti_pair_chunk::destroy);
   }

@@ -62,8 +62,7 @@ struct cupti_thread {
   thread_buffer* owner = nullptr;
   std::uint32_t slot = 0;
   std::uint64_t next_seq = 0;  // owner only
-  chunked_log<cupti_pair> pairs;
-  std::mutex mu;  // the pair log's chunks and floor
+  chunked_log<cupti_pair> pairs;  // read and discarded by collect() and reset() under the collector's mu
 };
 inline thread_local cupti_thread* t_cupti = nullptr;
 
