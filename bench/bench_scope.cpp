@@ -388,18 +388,12 @@ int main(int argc, char** argv) {
     else passthrough.emplace_back(argv[i]);
   }
   std::vector<std::string> args{argv[0]};
-  for (const auto& a : passthrough)
-    args.push_back(scopeprof_bench::min_time_flag<benchmark::BenchmarkReporter::Run>(a));
+  args.insert(args.end(), passthrough.begin(), passthrough.end());
   if (!has_flag(passthrough, "--benchmark_repetitions")) args.emplace_back("--benchmark_repetitions=5");
   if (!has_flag(passthrough, "--benchmark_report_aggregates_only") &&
       !has_flag(passthrough, "--benchmark_display_aggregates_only"))
     args.emplace_back("--benchmark_report_aggregates_only=true");
-  std::vector<char*> cargs;
-  for (auto& a : args) cargs.push_back(a.data());
-  int cargc = static_cast<int>(cargs.size());
-  cargs.push_back(nullptr);
-  benchmark::Initialize(&cargc, cargs.data());
-  if (benchmark::ReportUnrecognizedArguments(cargc, cargs.data())) return 1;
+  if (!scopeprof_bench::initialize(std::move(args))) return 1;
 
   // The counter the library reads, chosen once at start-up.
   const scopeprof::clock_kind clock = scopeprof::host_clock();

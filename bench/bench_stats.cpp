@@ -158,15 +158,7 @@ void print_summary(const results& res) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::string> args{argv[0]};
-  for (int i = 1; i < argc; ++i)
-    args.push_back(scopeprof_bench::min_time_flag<benchmark::BenchmarkReporter::Run>(argv[i]));
-  std::vector<char*> cargs;
-  for (auto& a : args) cargs.push_back(a.data());
-  int cargc = static_cast<int>(cargs.size());
-  cargs.push_back(nullptr);
-  benchmark::Initialize(&cargc, cargs.data());
-  if (benchmark::ReportUnrecognizedArguments(cargc, cargs.data())) return 1;
+  if (!scopeprof_bench::initialize(argc, argv)) return 1;
 
   benchmark::RegisterBenchmark("baseline_array_increment", BM_baseline_array_increment);
   benchmark::RegisterBenchmark("running_stats_add", BM_running_stats_add);

@@ -1,6 +1,6 @@
 // The console table as Google Benchmark prints it, plus each benchmark's CPU time per iteration kept in a
 // map for the summary the benchmarks print after their runs: the median when repetitions give one, else
-// the run itself. Shared by the benchmarks in bench/.
+// the run itself; and the start-up every benchmark program shares. Shared by the benchmarks in bench/.
 #pragma once
 
 #include "gbench_compat.hpp"
@@ -50,5 +50,18 @@ class capture_reporter : public benchmark::ConsoleReporter {
   std::string prefix_;
   std::map<std::string, bool> have_median_;
 };
+
+/// benchmark::Initialize over `args` (args[0] the program), with every --benchmark_min_time in the linked
+/// release's form (gbench_compat.hpp). False, after saying which, when an argument was not recognised.
+inline bool initialize(std::vector<std::string> args) {
+  for (std::size_t i = 1; i < args.size(); ++i) args[i] = min_time_flag<benchmark::BenchmarkReporter::Run>(args[i]);
+  std::vector<char*> cargs;
+  for (auto& a : args) cargs.push_back(a.data());
+  int cargc = static_cast<int>(cargs.size());
+  cargs.push_back(nullptr);
+  benchmark::Initialize(&cargc, cargs.data());
+  return !benchmark::ReportUnrecognizedArguments(cargc, cargs.data());
+}
+inline bool initialize(int argc, char** argv) { return initialize(std::vector<std::string>(argv, argv + argc)); }
 
 }  // namespace scopeprof_bench

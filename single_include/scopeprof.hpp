@@ -40,6 +40,8 @@
 //                           a torch profiler listens.
 //   SCOPEPROF_TORCH_CUDA    with SCOPEPROF_WITH_TORCH and _CUDA: a scope naming no stream is timed on torch's
 //                           current CUDA stream (needs libc10_cuda).  Plain include: 0.
+//   SCOPEPROF_WITH_ZLIB     gzip output (paths ending in .gz) through zlib (link -lz). Plain include: 0; the
+//                           CMake target sets 1 when it finds zlib. Without <zlib.h> it is 0 whatever is set.
 //
 // Where the cold code (start-up, collect(), the report builder, the writers) is compiled:
 //   neither macro below           header-only: everything inline, in every translation unit that includes
@@ -99,6 +101,15 @@
 #ifndef SCOPEPROF_TORCH_CUDA
 #define SCOPEPROF_TORCH_CUDA 0
 #endif
+#ifndef SCOPEPROF_WITH_ZLIB
+#define SCOPEPROF_WITH_ZLIB 0
+#endif
+#if SCOPEPROF_WITH_ZLIB && defined(__has_include)
+#if !__has_include(<zlib.h>)
+#undef SCOPEPROF_WITH_ZLIB
+#define SCOPEPROF_WITH_ZLIB 0
+#endif
+#endif
 
 #if defined(SCOPEPROF_DISABLE) || (!defined(SCOPEPROF_IMPLEMENTATION) && !defined(SCOPEPROF_EXTERNAL_IMPLEMENTATION))
 #define SCOPEPROF_DETAIL_COMPILED 0     // header-only
@@ -144,17 +155,18 @@
 // Every entity lives in an inline namespace named after the version and the build switches, so translation
 // units built with different switches (one with SCOPEPROF_DISABLE, one without; NVTX on in one and off in
 // another) link to separate, self-consistent instances instead of one picked by link order:
-// scopeprof::v0_1_0_e1n1c0p0t0x0m1::scope. User code keeps writing scopeprof::scope. The last letter tells
+// scopeprof::v0_1_0_e1n1c0p0t0x0z0m1::scope. User code keeps writing scopeprof::scope. The last letter tells
 // header-only TUs (m0) from compiled-implementation ones (m1): a program that mixes them gets two separate
 // instances, never one half-shared registry.
-#define SCOPEPROF_ABI_NAME_IMPL(MAJ, MIN, PAT, E, N, C, P, T, X, M) \
-  v##MAJ##_##MIN##_##PAT##_e##E##n##N##c##C##p##P##t##T##x##X##m##M
-#define SCOPEPROF_ABI_NAME_EXPAND(MAJ, MIN, PAT, E, N, C, P, T, X, M) \
-  SCOPEPROF_ABI_NAME_IMPL(MAJ, MIN, PAT, E, N, C, P, T, X, M)
+#define SCOPEPROF_ABI_NAME_IMPL(MAJ, MIN, PAT, E, N, C, P, T, X, Z, M) \
+  v##MAJ##_##MIN##_##PAT##_e##E##n##N##c##C##p##P##t##T##x##X##z##Z##m##M
+#define SCOPEPROF_ABI_NAME_EXPAND(MAJ, MIN, PAT, E, N, C, P, T, X, Z, M) \
+  SCOPEPROF_ABI_NAME_IMPL(MAJ, MIN, PAT, E, N, C, P, T, X, Z, M)
 #define SCOPEPROF_ABI_NAMESPACE                                                                                 \
   SCOPEPROF_ABI_NAME_EXPAND(SCOPEPROF_VERSION_MAJOR, SCOPEPROF_VERSION_MINOR, SCOPEPROF_VERSION_PATCH,          \
                             SCOPEPROF_ENABLED, SCOPEPROF_WITH_NVTX, SCOPEPROF_WITH_CUDA, SCOPEPROF_WITH_CUPTI,   \
-                            SCOPEPROF_WITH_TORCH, SCOPEPROF_TORCH_CUDA, SCOPEPROF_DETAIL_COMPILED)
+                            SCOPEPROF_WITH_TORCH, SCOPEPROF_TORCH_CUDA, SCOPEPROF_WITH_ZLIB,                     \
+                            SCOPEPROF_DETAIL_COMPILED)
 #define SCOPEPROF_NAMESPACE_BEGIN \
   namespace scopeprof {           \
   inline namespace SCOPEPROF_ABI_NAMESPACE {
@@ -570,6 +582,9 @@ class report {
     return nullptr;
   }
 
+  // write_*: a path ending in ".gz" is written as gzip (SCOPEPROF_WITH_ZLIB builds; without zlib such a
+  // path is refused, and the message says so).
+
   /// Text tables (tree view, then flat view) with the evidence header and the footnotes.
   void print(std::ostream& out) const;
   std::string to_string() const;
@@ -617,6 +632,8 @@ SCOPEPROF_NAMESPACE_END
 // scopeprof: text helpers shared by the writers. Names are arbitrary bytes; every output is valid UTF-8.
 
 
+#include <charconv>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -775,14 +792,30 @@ inline std::string format_fixed(double v, int digits) {
   return buf;
 }
 
-/// Integer nanoseconds as microseconds with exactly three decimals ("12.345"), exact for any value.
+/// Longest text write_ns_as_us() writes: a sign, 16 digits, the point and three decimals.
+constexpr std::size_t max_us_chars = 21;
+
+/// Integer nanoseconds as microseconds with exactly three decimals ("12.345", "-0.001"), exact for any
+/// value, written at `p` (room for max_us_chars); returns the end.
+inline char* write_ns_as_us(char* p, std::int64_t ns) noexcept {
+  std::uint64_t a = static_cast<std::uint64_t>(ns);
+  if (ns < 0) {
+    *p++ = '-';
+    a = static_cast<std::uint64_t>(-(ns + 1)) + 1u;
+  }
+  p = std::to_chars(p, p + 20, a / 1000u).ptr;
+  const auto frac = static_cast<unsigned>(a % 1000u);
+  p[0] = '.';
+  p[1] = static_cast<char>('0' + frac / 100u);
+  p[2] = static_cast<char>('0' + frac / 10u % 10u);
+  p[3] = static_cast<char>('0' + frac % 10u);
+  return p + 4;
+}
+
+/// The same as a string.
 inline std::string format_ns_as_us(std::int64_t ns) {
-  char buf[48];
-  const bool neg = ns < 0;
-  const std::uint64_t a = neg ? static_cast<std::uint64_t>(-(ns + 1)) + 1u : static_cast<std::uint64_t>(ns);
-  std::snprintf(buf, sizeof buf, "%s%llu.%03llu", neg ? "-" : "", static_cast<unsigned long long>(a / 1000u),
-                static_cast<unsigned long long>(a % 1000u));
-  return buf;
+  char buf[max_us_chars];
+  return std::string(buf, write_ns_as_us(buf, ns));
 }
 
 /// FNV-1a, for stable colours and hashing names.
@@ -867,18 +900,96 @@ SCOPEPROF_ALWAYS_INLINE void nvtx_pop() noexcept {}
 }  // namespace detail
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/backends/nvtx.hpp ----
+// ---- begin scopeprof/detail/bounded_ring.hpp ----
+// scopeprof: a bounded queue that many threads put into and take from without a lock. Each cell carries a
+// sequence number that says whether it is ready to be written or read in the current lap, so a put or a
+// take is one compare-and-swap on the shared position. Used for the per-device pools of free CUDA events:
+// a scope refilling its thread's cache never waits for collect().
+
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// First in, first out; `put` reports full and `take` reports empty instead of waiting. Capacity is a
+/// power of two, fixed at compile time.
+template <class T, std::size_t Capacity>
+class bounded_ring {
+  static_assert(Capacity > 1 && (Capacity & (Capacity - 1)) == 0, "capacity must be a power of two");
+
+ public:
+  static constexpr std::size_t capacity = Capacity;
+
+  bounded_ring() : cells_(new cell[Capacity]) {
+    for (std::size_t i = 0; i < Capacity; ++i) cells_[i].seq.store(i, std::memory_order_relaxed);
+  }
+
+  bool put(T value) noexcept {
+    std::size_t pos = tail_.load(std::memory_order_relaxed);
+    for (;;) {
+      cell& c = cells_[pos & (Capacity - 1)];
+      const std::size_t seq = c.seq.load(std::memory_order_acquire);
+      const auto lap = static_cast<std::ptrdiff_t>(seq - pos);
+      if (lap == 0) {
+        if (tail_.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
+          c.value = value;
+          c.seq.store(pos + 1, std::memory_order_release);
+          return true;
+        }
+      } else if (lap < 0) {
+        return false;  // full
+      } else {
+        pos = tail_.load(std::memory_order_relaxed);
+      }
+    }
+  }
+
+  bool take(T& value) noexcept {
+    std::size_t pos = head_.load(std::memory_order_relaxed);
+    for (;;) {
+      cell& c = cells_[pos & (Capacity - 1)];
+      const std::size_t seq = c.seq.load(std::memory_order_acquire);
+      const auto lap = static_cast<std::ptrdiff_t>(seq - (pos + 1));
+      if (lap == 0) {
+        if (head_.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
+          value = c.value;
+          c.seq.store(pos + Capacity, std::memory_order_release);
+          return true;
+        }
+      } else if (lap < 0) {
+        return false;  // empty
+      } else {
+        pos = head_.load(std::memory_order_relaxed);
+      }
+    }
+  }
+
+ private:
+  struct cell {
+    std::atomic<std::size_t> seq{0};
+    T value{};
+  };
+  std::unique_ptr<cell[]> cells_;
+  alignas(64) std::atomic<std::size_t> head_{0};
+  alignas(64) std::atomic<std::size_t> tail_{0};
+};
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/bounded_ring.hpp ----
 // ---- begin scopeprof/detail/chunked_log.hpp ----
-// scopeprof: a per-thread, single-writer, append-only log kept in chunks. One type serves every log a
+// scopeprof: a per-thread, single-writer, append-only log kept in linked chunks. One type serves every log a
 // scope writes to: its host records, its CUDA event pairs and its CUPTI correlation pairs.
 //
-// The owner thread appends without a lock: it writes the slot at `cursor`, then publishes it by raising
-// `published` (release). Readers (collect(), reset()) read `published` (acquire) first and then copy the
-// chunk list under the owner's mutex, so every item below the count they read sits in a chunk they hold.
-// Only reset() frees chunks, and never the one the owner writes to (unless the thread has exited).
-//
-// Lock discipline: `chunks` and `floor` are guarded by a mutex the log's holder names (a thread_buffer
-// guards its two logs with its own mutex); the caller holds it around adopt(), discard_below() and any
-// read of the chunk list.
+// No lock on either side. The owner thread writes the slot at `cursor`, then publishes it by raising
+// `published` (release); a new chunk is linked after the last one (release) before any item in it is
+// published. The reader (collect() and reset(), one at a time under the registry's collect_mu) reads
+// `published` (acquire) first and then walks the chunks from `head`: every item below the count it read
+// sits in a chunk it can reach. Only the reader frees chunks, from the head, and never the last one (the
+// owner may still write to it) unless the owner has exited. `floor` is the reader's own.
 
 
 #include <algorithm>
@@ -893,11 +1004,12 @@ SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
 /// A block of `capacity` items of T, laid out right after this header. `first` is the log index of
-/// items()[0].
+/// items()[0]; `next` is the chunk linked after this one (null while this is the last).
 template <class T>
 struct log_chunk {
   std::uint64_t first = 0;
   std::uint32_t capacity = 0;
+  std::atomic<log_chunk*> next{nullptr};
   T* items() noexcept { return reinterpret_cast<T*>(this + 1); }
   const T* items() const noexcept { return reinterpret_cast<const T*>(this + 1); }
   std::uint64_t end() const noexcept { return first + capacity; }
@@ -915,7 +1027,10 @@ struct log_chunk {
       for (std::uint32_t i = 0; i < capacity; ++i) new (c->items() + i) T();
     return c;
   }
-  static void destroy(log_chunk* c) noexcept { ::operator delete(static_cast<void*>(c)); }
+  static void destroy(log_chunk* c) noexcept {
+    c->~log_chunk();
+    ::operator delete(static_cast<void*>(c));
+  }
 };
 
 template <class T>
@@ -925,17 +1040,23 @@ struct chunked_log {
   // Owner only.
   T* cursor = nullptr;
   T* limit = nullptr;
+  chunk_type* tail = nullptr;  // the chunk written to
   // Written by the owner (relaxed load + release store), read by anyone.
   std::atomic<std::uint64_t> published{0};
-  // Under the holder's mutex.
-  std::vector<chunk_type*> chunks;  // in log order
-  std::uint64_t floor = 0;          // items below this index were discarded by reset()
+  // Set by the owner's first adopt(), moved by the reader's discard_below().
+  std::atomic<chunk_type*> head{nullptr};
+  // Reader only: items below this index were discarded by reset().
+  std::uint64_t floor = 0;
 
   chunked_log() = default;
   chunked_log(const chunked_log&) = delete;
   chunked_log& operator=(const chunked_log&) = delete;
   ~chunked_log() {
-    for (chunk_type* c : chunks) chunk_type::destroy(c);
+    for (chunk_type* c = head.load(std::memory_order_acquire); c != nullptr;) {
+      chunk_type* next = c->next.load(std::memory_order_relaxed);
+      chunk_type::destroy(c);
+      c = next;
+    }
   }
 
   /// Owner: is there a free slot in the current chunk?
@@ -953,17 +1074,27 @@ struct chunked_log {
     return publish();
   }
 
-  /// Owner, holder's mutex held: make `c` the chunk written next. Throws only if the list cannot grow (the
-  /// caller keeps `c` then).
-  void adopt(chunk_type* c) {
+  /// Owner: link `c` after the last chunk and write to it from now on. No lock, cannot fail.
+  void adopt(chunk_type* c) noexcept {
     c->first = published.load(std::memory_order_relaxed);
-    chunks.push_back(c);
+    c->next.store(nullptr, std::memory_order_relaxed);
+    if (tail != nullptr) tail->next.store(c, std::memory_order_release);
+    else head.store(c, std::memory_order_release);
+    tail = c;
     cursor = c->items();
     limit = c->items() + c->capacity;
   }
 
-  /// Calls fn(index, item) for the items with index in [from, to) held by `list` (this log's chunk list,
-  /// or a copy of it), in order. Items are const when the list holds pointers to const chunks.
+  /// Reader: the chunks from the head on, as they are now.
+  std::vector<chunk_type*> chunk_list() const {
+    std::vector<chunk_type*> out;
+    for (chunk_type* c = head.load(std::memory_order_acquire); c != nullptr; c = c->next.load(std::memory_order_acquire))
+      out.push_back(c);
+    return out;
+  }
+
+  /// Calls fn(index, item) for the items with index in [from, to) held by `list` (chunk_list(), then or
+  /// earlier: chunks are freed only by the reader), in order.
   template <class List, class Fn>
   static void for_each(const List& list, std::uint64_t from, std::uint64_t to, Fn&& fn) {
     for (auto* c : list) {
@@ -971,20 +1102,35 @@ struct chunked_log {
       for (std::uint64_t i = (std::max)(from, c->first); i < hi; ++i) fn(i, c->items()[i - c->first]);
     }
   }
+  /// Reader: the same over the chunks reachable now.
+  template <class Fn>
+  void for_each(std::uint64_t from, std::uint64_t to, Fn&& fn) const {
+    for (chunk_type* c = head.load(std::memory_order_acquire); c != nullptr && c->first < to;
+         c = c->next.load(std::memory_order_acquire)) {
+      const std::uint64_t hi = (std::min)(to, c->end());
+      for (std::uint64_t i = (std::max)(from, c->first); i < hi; ++i) fn(i, c->items()[i - c->first]);
+    }
+  }
 
-  /// Holder's mutex held: raise the floor to `to` (a count the reader saw published) and hand every
-  /// chunk that holds only items below it to `release(chunk)`. The chunk the owner writes to stays,
-  /// unless `all` (the owner has exited).
+  /// Reader: raise the floor to `to` (a count it saw published) and hand every chunk that holds only
+  /// items below it to `release(chunk)`, from the head. The last chunk stays (its owner may write to it),
+  /// unless `all`: the owner has exited.
   template <class Release>
   void discard_below(std::uint64_t to, bool all, Release&& release) noexcept {
     floor = (std::max)(floor, to);
-    std::size_t n = 0;
-    if (all) n = chunks.size();
-    else
-      while (n + 1 < chunks.size() && chunks[n]->end() <= to) ++n;
-    for (std::size_t i = 0; i < n; ++i) release(chunks[i]);
-    chunks.erase(chunks.begin(), chunks.begin() + static_cast<std::ptrdiff_t>(n));
-    if (all) cursor = limit = nullptr;
+    chunk_type* const first = head.load(std::memory_order_acquire);
+    chunk_type* c = first;
+    while (c != nullptr) {
+      chunk_type* next = c->next.load(std::memory_order_acquire);
+      if (!all && (next == nullptr || c->end() > to)) break;
+      release(c);
+      c = next;
+    }
+    if (c != first) head.store(c, std::memory_order_release);  // (an owner's first adopt() may race a no-op)
+    if (all) {  // the owner is gone: nothing of it is left
+      tail = nullptr;
+      cursor = limit = nullptr;
+    }
   }
 };
 
@@ -1128,10 +1274,10 @@ struct thread_buffer {
   chunked_log<device_record> device;  // CUDA event pairs of device-timed scopes
   std::unique_ptr<dynamic_name_cache> dynamic_names;  // PROF_SCOPE_DYN lookups; freed at thread exit
 
-  // Under mu: both logs' chunk lists and floors (the owner adds chunks on refill, reset() frees full ones).
-  std::mutex mu;
+  // collect() and reset() only (under the registry's collect_mu): where the last reset() left the counters.
   std::uint64_t dropped_floor = 0;
   std::uint64_t entered_floor = 0;
+  std::mutex mu;  // the name (set_thread_name() on the owner, collect() reads it); no scope takes it
   std::string name;
   // Under the registry mutex.
   std::uint32_t ordinal = 0;
@@ -1159,8 +1305,7 @@ struct registry {
   std::vector<thread_buffer*> threads;
   std::uint32_t next_ordinal = 0;
 
-  std::mutex pool_mu;  // free chunks
-  std::vector<record_chunk*> free_chunks;
+  bounded_ring<record_chunk*, 64> free_chunks;  // full-size chunks for reuse
   std::atomic<std::uint64_t> allocated_records{0};
   std::atomic<std::uint64_t> max_records{std::uint64_t{1} << 22};
   std::atomic<std::uint64_t> alloc_epoch{0};  // bumped whenever memory is freed or the cap raised
@@ -1929,41 +2074,27 @@ SCOPEPROF_NAMESPACE_END
 
 // ---- begin scopeprof/detail/chunk_pool.hpp ----
 // scopeprof: the registry's pool of free record chunks: full-size chunks come back here when reset()
-// discards their records, and refills take them before allocating.
+// discards their records, and refills take them before allocating. Lock-free (a bounded ring), so a scope
+// refilling its chunk never waits.
 
 
 #include <atomic>
 #include <cstdint>
-#include <mutex>
 
 SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
-inline record_chunk* take_chunk(registry& r, std::uint32_t capacity) {
-  if (capacity == max_chunk_records) {
-    std::lock_guard<std::mutex> lock(r.pool_mu);
-    if (!r.free_chunks.empty()) {
-      record_chunk* c = r.free_chunks.back();
-      r.free_chunks.pop_back();
-      return c;
-    }
-  }
+/// A full-size chunk from the pool, else a new one (nullptr when memory is short). No lock.
+inline record_chunk* take_chunk(registry& r, std::uint32_t capacity) noexcept {
+  record_chunk* c = nullptr;
+  if (capacity == max_chunk_records && r.free_chunks.take(c)) return c;
   return record_chunk::make(capacity);
 }
 
-/// Give a chunk back: full-size ones are kept for reuse (up to a few), the rest are freed.
+/// Give a chunk back: full-size ones are kept for reuse (up to the pool's capacity), the rest are freed.
 inline void return_chunk(registry& r, record_chunk* c) noexcept {
   r.allocated_records.fetch_sub(c->capacity, std::memory_order_relaxed);
-  if (c->capacity == max_chunk_records) {
-    std::lock_guard<std::mutex> lock(r.pool_mu);
-    if (r.free_chunks.size() < 64) {
-      try {
-        r.free_chunks.push_back(c);
-        return;
-      } catch (...) {
-      }
-    }
-  }
+  if (c->capacity == max_chunk_records && r.free_chunks.put(c)) return;
   record_chunk::destroy(c);
 }
 
@@ -2079,7 +2210,6 @@ SCOPEPROF_NOINLINE inline bool refill(thread_buffer& b) noexcept {
   try {
     c = take_chunk(r, capacity);
     if (c == nullptr) throw std::bad_alloc();
-    std::lock_guard<std::mutex> lock(b.mu);
     b.records.adopt(c);
     return true;
   } catch (...) {
@@ -2105,16 +2235,12 @@ SCOPEPROF_NOINLINE SCOPEPROF_API device_record* device_slot_slow(thread_buffer& 
     return nullptr;
   }
   device_chunk* c = device_chunk::make(device_chunk_records);
-  try {
-    if (c == nullptr) throw std::bad_alloc();
-    std::lock_guard<std::mutex> lock(b.mu);
-    b.device.adopt(c);
-    return b.device.cursor;
-  } catch (...) {
-    if (c != nullptr) device_chunk::destroy(c);
+  if (c == nullptr) {
     r.device_records_held.fetch_sub(device_chunk_records, std::memory_order_relaxed);
     return nullptr;
   }
+  b.device.adopt(c);
+  return b.device.cursor;
 }
 
 SCOPEPROF_API std::string truncate_name(std::string_view name) {
@@ -2407,86 +2533,6 @@ SCOPEPROF_NAMESPACE_END
 
 #endif  // SCOPEPROF_WITH_CUDA
 // ---- end scopeprof/backends/cuda_driver.hpp ----
-// ---- begin scopeprof/detail/bounded_ring.hpp ----
-// scopeprof: a bounded queue that many threads put into and take from without a lock. Each cell carries a
-// sequence number that says whether it is ready to be written or read in the current lap, so a put or a
-// take is one compare-and-swap on the shared position. Used for the per-device pools of free CUDA events:
-// a scope refilling its thread's cache never waits for collect().
-
-
-#include <atomic>
-#include <cstddef>
-#include <memory>
-
-SCOPEPROF_NAMESPACE_BEGIN
-namespace detail {
-
-/// First in, first out; `put` reports full and `take` reports empty instead of waiting. Capacity is a
-/// power of two, fixed at compile time.
-template <class T, std::size_t Capacity>
-class bounded_ring {
-  static_assert(Capacity > 1 && (Capacity & (Capacity - 1)) == 0, "capacity must be a power of two");
-
- public:
-  static constexpr std::size_t capacity = Capacity;
-
-  bounded_ring() : cells_(new cell[Capacity]) {
-    for (std::size_t i = 0; i < Capacity; ++i) cells_[i].seq.store(i, std::memory_order_relaxed);
-  }
-
-  bool put(T value) noexcept {
-    std::size_t pos = tail_.load(std::memory_order_relaxed);
-    for (;;) {
-      cell& c = cells_[pos & (Capacity - 1)];
-      const std::size_t seq = c.seq.load(std::memory_order_acquire);
-      const auto lap = static_cast<std::ptrdiff_t>(seq - pos);
-      if (lap == 0) {
-        if (tail_.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
-          c.value = value;
-          c.seq.store(pos + 1, std::memory_order_release);
-          return true;
-        }
-      } else if (lap < 0) {
-        return false;  // full
-      } else {
-        pos = tail_.load(std::memory_order_relaxed);
-      }
-    }
-  }
-
-  bool take(T& value) noexcept {
-    std::size_t pos = head_.load(std::memory_order_relaxed);
-    for (;;) {
-      cell& c = cells_[pos & (Capacity - 1)];
-      const std::size_t seq = c.seq.load(std::memory_order_acquire);
-      const auto lap = static_cast<std::ptrdiff_t>(seq - (pos + 1));
-      if (lap == 0) {
-        if (head_.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
-          value = c.value;
-          c.seq.store(pos + Capacity, std::memory_order_release);
-          return true;
-        }
-      } else if (lap < 0) {
-        return false;  // empty
-      } else {
-        pos = head_.load(std::memory_order_relaxed);
-      }
-    }
-  }
-
- private:
-  struct cell {
-    std::atomic<std::size_t> seq{0};
-    T value{};
-  };
-  std::unique_ptr<cell[]> cells_;
-  alignas(64) std::atomic<std::size_t> head_{0};
-  alignas(64) std::atomic<std::size_t> tail_{0};
-};
-
-}  // namespace detail
-SCOPEPROF_NAMESPACE_END
-// ---- end scopeprof/detail/bounded_ring.hpp ----
 
 #include <atomic>
 #include <chrono>
@@ -3037,10 +3083,10 @@ SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/detail/raw_snapshot.hpp ----
 // ---- begin scopeprof/detail/snapshot.hpp ----
 // scopeprof: what collect() and reset() do to the recorder, without stopping any thread. The lists are
-// copied under the registry mutex, each thread's chunk list under its own mutex, and everything slow
-// (converting records, waiting for the GPU, building the report) runs with only collect_mu held, which no
-// scope ever takes. Chunks are freed only by reset() and thread buffers only by release_exited(), both
-// under collect_mu, so the copies stay valid while collect() reads them.
+// copied under the registry mutex, each thread's chunks are walked without a lock (chunked_log.hpp), and
+// everything slow (converting records, waiting for the GPU, building the report) runs with only collect_mu
+// held, which no scope ever takes. Chunks are freed only by reset() and thread buffers only by
+// release_exited(), both under collect_mu, so the copies stay valid while collect() reads them.
 
 
 #include <algorithm>
@@ -3109,14 +3155,16 @@ inline registry_view view_registry(registry& r) {
     thread_buffer& b = *t.buffer;
     t.counters = read_counters(b);
     t.device_count = b.device.published.load(std::memory_order_acquire);
-    std::lock_guard<std::mutex> lock(b.mu);
-    t.name = b.name;
+    {
+      std::lock_guard<std::mutex> lock(b.mu);
+      t.name = b.name;
+    }
     t.recorded_floor = b.records.floor;
     t.dropped_floor = b.dropped_floor;
     t.entered_floor = b.entered_floor;
     t.device_floor = b.device.floor;
-    t.chunks = b.records.chunks;
-    t.device_chunks = b.device.chunks;
+    t.chunks = b.records.chunk_list();
+    t.device_chunks = b.device.chunk_list();
   }
   return v;
 }
@@ -3151,7 +3199,6 @@ inline raw_thread read_thread(const thread_view& t, const tick_converter& conv) 
 /// backends discard their own logs (backend_hooks::reset). Under collect_mu.
 inline void discard_thread(registry& r, thread_buffer& b, bool exited) {
   const thread_counters c = read_counters(b);
-  std::lock_guard<std::mutex> lock(b.mu);
   b.dropped_floor = c.dropped;
   b.entered_floor = c.recorded + c.dropped;  // scopes open now stay counted as entered
   b.records.discard_below(c.recorded, exited, [&](record_chunk* ch) { return_chunk(r, ch); });
@@ -3422,8 +3469,7 @@ struct cupti_thread {
   thread_buffer* owner = nullptr;
   std::uint32_t slot = 0;
   std::uint64_t next_seq = 0;  // owner only
-  chunked_log<cupti_pair> pairs;
-  std::mutex mu;  // the pair log's chunks and floor
+  chunked_log<cupti_pair> pairs;  // read and discarded by collect() and reset() under the collector's mu
 };
 inline thread_local cupti_thread* t_cupti = nullptr;
 
@@ -4084,10 +4130,7 @@ inline void cupti_collect(raw_snapshot& raw, const collect_context& ctx) {
     for (std::size_t s = 0; s < c.threads.size(); ++s) {
       cupti_thread& ct = *c.threads[s];
       const std::uint64_t n = ct.pairs.published.load(std::memory_order_acquire);
-      std::lock_guard<std::mutex> tl(ct.mu);
-      chunked_log<cupti_pair>::for_each(ct.pairs.chunks, ct.pairs.floor, n, [&](std::uint64_t, const cupti_pair& p) {
-        index_of[s].emplace(p.seq, p.host_index);
-      });
+      ct.pairs.for_each(ct.pairs.floor, n, [&](std::uint64_t, const cupti_pair& p) { index_of[s].emplace(p.seq, p.host_index); });
     }
     const attribution at = c.log.attribute(
         [&](std::uint64_t external, std::int64_t& thread, std::int64_t& record) {
@@ -4127,9 +4170,7 @@ inline void cupti_reset(const std::vector<reset_thread>&) noexcept {
     for (std::size_t s = 0; s < c.threads.size(); ++s) {
       cupti_thread& ct = *c.threads[s];
       const std::uint64_t n = ct.pairs.published.load(std::memory_order_acquire);
-      std::lock_guard<std::mutex> tl(ct.mu);
-      chunked_log<cupti_pair>::for_each(ct.pairs.chunks, ct.pairs.floor, n,
-                                        [&](std::uint64_t, const cupti_pair& p) { finished[s].emplace(p.seq, 0); });
+      ct.pairs.for_each(ct.pairs.floor, n, [&](std::uint64_t, const cupti_pair& p) { finished[s].emplace(p.seq, 0); });
       ct.pairs.discard_below(n, false, &cupti_pair_chunk::destroy);
     }
     c.log.discard_if([&](std::uint64_t external) {
@@ -4157,7 +4198,6 @@ inline void cupti_forget_threads(const std::vector<thread_buffer*>& gone) noexce
     if (t->owner == nullptr ||
         !std::binary_search(gone.begin(), gone.end(), t->owner, std::less<const thread_buffer*>()))
       continue;
-    std::lock_guard<std::mutex> tl(t->mu);
     t->owner = nullptr;
     t->pairs.discard_below(t->pairs.published.load(std::memory_order_acquire), true, &cupti_pair_chunk::destroy);
   }
@@ -4227,15 +4267,9 @@ SCOPEPROF_NOINLINE SCOPEPROF_API void cupti_pop(std::uint64_t id) noexcept {
 
 SCOPEPROF_NOINLINE inline bool cupti_refill(cupti_thread& t) noexcept {
   cupti_pair_chunk* ch = cupti_pair_chunk::make(cupti_pair_chunk_pairs);
-  try {
-    if (ch == nullptr) return false;
-    std::lock_guard<std::mutex> lock(t.mu);
-    t.pairs.adopt(ch);
-    return true;
-  } catch (...) {
-    cupti_pair_chunk::destroy(ch);
-    return false;
-  }
+  if (ch == nullptr) return false;
+  t.pairs.adopt(ch);
+  return true;
 }
 
 /// Remember which host record the external id belongs to (after the host record got its index).
@@ -5079,12 +5113,19 @@ SCOPEPROF_API report detail::build_report(raw_snapshot raw) { return report_buil
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/impl/report.hpp ----
 // ---- begin scopeprof/impl/writers.hpp ----
-// scopeprof: the report's writers, thin wrappers over the serializers in format/ and the sinks.
+// scopeprof: the report's writers, thin wrappers over the serializers in format/ and the sinks (a path
+// ending in ".gz" is written as gzip: detail/gzip_sink.hpp).
+
+// ---- begin scopeprof/detail/gzip_sink.hpp ----
+// scopeprof: gzip output. A path ending in ".gz" (any case) is written through zlib's deflate, 1 MiB of
+// text at a time, as a gzip file that gunzip and zcat read; in a build without zlib (SCOPEPROF_WITH_ZLIB=0)
+// such a path is refused with a message that says so, and nothing is written.
 
 // ---- begin scopeprof/detail/sink.hpp ----
-// scopeprof: output sinks. A serializer appends text to the sink's buffer and calls row_done() between
-// records; the buffer goes to its destination (a string, a file, an ostream) whenever it passes 1 MiB, so
-// writing a report to a file never holds more than one buffer of it in memory.
+// scopeprof: output sinks. A serializer appends text to the sink's buffer, either as a string (text()) or
+// straight into reserved memory (reserve(), then commit()), and calls row_done() between records; the
+// buffer goes to its destination (a file, a gzip file, an ostream) whenever it passes 1 MiB, so writing a
+// report to a file never holds more than one buffer of it in memory. A string sink keeps it all.
 
 
 #include <cerrno>
@@ -5093,6 +5134,7 @@ SCOPEPROF_NAMESPACE_END
 #include <cstring>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <utility>
 
 SCOPEPROF_NAMESPACE_BEGIN
@@ -5100,48 +5142,90 @@ namespace detail {
 
 class output_sink {
  public:
+  static constexpr std::size_t unbounded = static_cast<std::size_t>(-1);
   explicit output_sink(std::size_t flush_at = std::size_t{1} << 20) : flush_at_(flush_at) {}
   virtual ~output_sink() = default;
   output_sink(const output_sink&) = delete;
   output_sink& operator=(const output_sink&) = delete;
 
-  /// The text not yet handed on: serializers append here.
-  std::string& text() noexcept { return buffer_; }
+  /// The text not yet handed on, as a string: serializers append here.
+  std::string& text() noexcept {
+    if (direct_) {
+      buffer_.resize(used_);  // shrinks: never allocates
+      direct_ = false;
+    }
+    return buffer_;
+  }
+  /// Room for `n` more bytes: write them through the pointer, then commit() the end. Nothing else may
+  /// use the sink in between.
+  char* reserve(std::size_t n) {
+    if (!direct_) {
+      used_ = buffer_.size();
+      direct_ = true;
+    }
+    if (buffer_.size() - used_ < n) grow(n);
+    return buffer_.data() + used_;
+  }
+  void commit(const char* end) noexcept { used_ = static_cast<std::size_t>(end - buffer_.data()); }
+  /// These bytes, through reserve() and commit().
+  void append(std::string_view s) {
+    char* p = reserve(s.size());
+    if (!s.empty()) std::memcpy(p, s.data(), s.size());
+    commit(p + s.size());
+  }
+  /// Bytes buffered now.
+  std::size_t size() const noexcept { return direct_ ? used_ : buffer_.size(); }
   /// Between records: hand the buffer on once it is big enough.
   void row_done() {
-    if (buffer_.size() >= flush_at_) flush();
+    if (size() >= flush_at_) flush();
   }
-  /// Hand on what is buffered (also at the end of a serializer's work).
+  /// Hand on what is buffered (also at the end of a serializer's work); an unbounded sink keeps it.
   void flush() {
-    if (!buffer_.empty()) consume(buffer_);
-    buffer_.clear();
+    if (flush_at_ == unbounded) return;
+    if (size() != 0) consume(buffer_.data(), size());
+    if (direct_) used_ = 0;
+    else buffer_.clear();
   }
 
  protected:
-  virtual void consume(const std::string& chunk) = 0;
+  virtual void consume(const char* data, std::size_t size) = 0;
+  /// Everything buffered, taken out of the sink (the unbounded sink's result).
+  std::string release() noexcept {
+    std::string out;
+    out.swap(text());
+    return out;
+  }
+  /// Write into `storage`'s memory: its bytes are overwritten, so a buffer kept from an earlier
+  /// serialization is reused as it is, without clearing it.
+  void adopt(std::string storage) noexcept {
+    buffer_ = std::move(storage);
+    used_ = 0;
+    direct_ = true;
+  }
 
  private:
+  // The direct path keeps the string longer than the text and counts the bytes in use. It grows 64 KiB
+  // past what is asked at a time (the string's capacity still grows geometrically): the new bytes are
+  // zero-filled once, while they are in cache, and written over after every flush.
+  void grow(std::size_t n) { buffer_.resize(used_ + n + (std::size_t{64} << 10)); }
+
   std::string buffer_;
+  std::size_t used_ = 0;    // bytes in use while direct_
+  bool direct_ = false;     // buffer_.size() is the room, used_ the text
   std::size_t flush_at_;
 };
 
 /// Everything into one string (report::csv(), json(), chrome_trace()).
 class string_sink final : public output_sink {
  public:
-  string_sink() : output_sink(static_cast<std::size_t>(-1)) {}
-  std::string take() {
-    flush();
-    return std::move(result_);
-  }
+  string_sink() : output_sink(unbounded) {}
+  /// Reuse `storage`'s allocation (its bytes are overwritten): repeated serializations without a new
+  /// allocation each time.
+  explicit string_sink(std::string storage) : output_sink(unbounded) { adopt(std::move(storage)); }
+  std::string take() noexcept { return release(); }
 
  protected:
-  void consume(const std::string& chunk) override {
-    if (result_.empty()) result_ = chunk;
-    else result_ += chunk;
-  }
-
- private:
-  std::string result_;
+  void consume(const char*, std::size_t) override {}  // unbounded: never flushed
 };
 
 /// Into an ostream (report::print()).
@@ -5156,28 +5240,72 @@ class ostream_sink final : public output_sink {
   }
 
  protected:
-  void consume(const std::string& chunk) override { out_.write(chunk.data(), static_cast<std::streamsize>(chunk.size())); }
+  void consume(const char* data, std::size_t size) override { out_.write(data, static_cast<std::streamsize>(size)); }
 
  private:
   std::ostream& out_;
 };
 
-/// Into a file, 1 MiB at a time. The first failure is kept (with errno's text) and later writes are
-/// skipped; finish() flushes, closes and says what happened.
-class file_sink final : public output_sink {
+/// A file opened for writing. The first failure is kept (errno's text, or the reason given to fail())
+/// and later writes are skipped.
+class output_file {
  public:
-  file_sink(const std::string& path, const char* what) : path_(path), what_(what) {
+  explicit output_file(const std::string& path) {
     if (path.empty()) {
       error_ = "empty path";
       return;
     }
     errno = 0;
     file_ = std::fopen(path.c_str(), "wb");
-    if (file_ == nullptr) error_ = std::strerror(errno != 0 ? errno : EIO);
+    if (file_ == nullptr) fail_errno();
   }
-  ~file_sink() override {
-    if (file_ != nullptr) std::fclose(file_);
+  ~output_file() { close(); }
+  output_file(const output_file&) = delete;
+  output_file& operator=(const output_file&) = delete;
+
+  bool ok() const noexcept { return file_ != nullptr && error_ == nullptr; }
+  /// The first failure, or nullptr.
+  const char* error() const noexcept { return error_; }
+  void fail(const char* why) noexcept {
+    if (error_ == nullptr) error_ = why;
   }
+  void write(const void* data, std::size_t size) noexcept {
+    if (!ok() || size == 0) return;
+    errno = 0;
+    if (std::fwrite(data, 1, size, file_) != size) fail_errno();
+  }
+  /// Flush and close (what the disk says only now, a full disk for one, is kept too).
+  void close() noexcept {
+    if (file_ == nullptr) return;
+    errno = 0;
+    if (std::fflush(file_) != 0) fail_errno();
+    errno = 0;
+    if (std::fclose(file_) != 0) fail_errno();
+    file_ = nullptr;
+  }
+
+ private:
+  void fail_errno() noexcept { fail(std::strerror(errno != 0 ? errno : EIO)); }
+
+  std::FILE* file_ = nullptr;
+  const char* error_ = nullptr;
+};
+
+/// "scopeprof: cannot write <what> to '<path>': <why>", or success when `why` is nullptr.
+inline write_result write_outcome(const std::string& path, const char* what, const char* why) noexcept {
+  try {
+    if (why == nullptr) return write_result();
+    if (path.empty()) return write_result::failure(std::string("scopeprof: cannot write ") + what + ": " + why);
+    return write_result::failure(std::string("scopeprof: cannot write ") + what + " to '" + path + "': " + why);
+  } catch (...) {
+    return write_result::failure("scopeprof: cannot write the report: out of memory");
+  }
+}
+
+/// Into a file, 1 MiB at a time. finish() flushes, closes and says what happened.
+class file_sink final : public output_sink {
+ public:
+  file_sink(const std::string& path, const char* what) : file_(path), path_(path), what_(what) {}
 
   /// Flush, close and report. `failure` (non-empty) is a failure of the serializer itself (out of memory).
   write_result finish(const char* failure = nullptr) noexcept {
@@ -5186,68 +5314,190 @@ class file_sink final : public output_sink {
     } catch (...) {
       failure = "out of memory";
     }
-    if (file_ != nullptr) {
-      if (std::fflush(file_) != 0 && error_.empty()) error_ = std::strerror(errno != 0 ? errno : EIO);
-      if (std::fclose(file_) != 0 && error_.empty()) error_ = std::strerror(errno != 0 ? errno : EIO);
-      file_ = nullptr;
-    }
-    try {
-      if (failure != nullptr && error_.empty()) error_ = failure;
-      if (error_.empty()) return write_result();
-      if (path_.empty()) return write_result::failure(std::string("scopeprof: cannot write ") + what_ + ": " + error_);
-      return write_result::failure(std::string("scopeprof: cannot write ") + what_ + " to '" + path_ + "': " + error_);
-    } catch (...) {
-      return write_result::failure("scopeprof: cannot write the report: out of memory");
-    }
+    file_.close();
+    if (failure != nullptr) file_.fail(failure);
+    return write_outcome(path_, what_, file_.error());
   }
 
  protected:
-  void consume(const std::string& chunk) override {
-    if (file_ == nullptr || !error_.empty()) return;
-    errno = 0;
-    if (std::fwrite(chunk.data(), 1, chunk.size(), file_) != chunk.size())
-      error_ = std::strerror(errno != 0 ? errno : EIO);
-  }
+  void consume(const char* data, std::size_t size) override { file_.write(data, size); }
 
  private:
-  std::FILE* file_ = nullptr;
+  output_file file_;
   std::string path_;
   const char* what_;
-  std::string error_;
 };
 
-/// Serialize into a file: every failure, the serializer's own included, becomes a write_result.
-template <class Serialize>
-write_result write_to_file(const std::string& path, const char* what, Serialize serialize) noexcept {
+/// Serialize into a sink of type Sink (file_sink, gzip_sink): every failure, the serializer's own
+/// included, becomes a write_result.
+template <class Sink, class Serialize>
+write_result write_through(const std::string& path, const char* what, Serialize& serialize) noexcept {
   try {
-    file_sink sink(path, what);
+    Sink sink(path, what);
     try {
-      serialize(sink);
+      serialize(static_cast<output_sink&>(sink));
     } catch (...) {
       return sink.finish("out of memory");
     }
     return sink.finish();
   } catch (...) {
-    return write_result::failure(std::string("scopeprof: cannot write ") + what + ": out of memory");
+    return write_outcome(std::string(), what, "out of memory");
   }
+}
+
+/// Serialize into a file.
+template <class Serialize>
+write_result write_to_file(const std::string& path, const char* what, Serialize serialize) noexcept {
+  return write_through<file_sink>(path, what, serialize);
 }
 
 }  // namespace detail
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/detail/sink.hpp ----
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#if SCOPEPROF_WITH_ZLIB
+#include <zlib.h>
+#endif
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// True when the path ends in ".gz" (any case).
+inline bool gzip_path(std::string_view path) noexcept {
+  if (path.size() < 3) return false;
+  const std::string_view end = path.substr(path.size() - 3);
+  return end[0] == '.' && (end[1] == 'g' || end[1] == 'G') && (end[2] == 'z' || end[2] == 'Z');
+}
+
+/// The refusal of a ".gz" path in a build without zlib.
+inline std::string without_zlib_message(const std::string& path, const char* what) {
+  return std::string("scopeprof: cannot write ") + what + " to '" + path +
+         "': this program was built without zlib (SCOPEPROF_WITH_ZLIB=0): write " + path.substr(0, path.size() - 3) +
+         " instead, or rebuild with zlib";
+}
+
+#if SCOPEPROF_WITH_ZLIB
+/// Into a gzip file: each chunk of text is deflated as it comes and written. finish() ends the stream,
+/// closes the file and says what happened (zlib's failures and the disk's alike).
+class gzip_sink final : public output_sink {
+ public:
+  /// zlib's fastest level: traces are large and repetitive, so it already shrinks them several times over.
+  static constexpr int level = 1;
+
+  gzip_sink(const std::string& path, const char* what) : file_(path), path_(path), what_(what) {
+    if (!file_.ok()) return;
+    out_.reset(new unsigned char[out_size]);
+    const int rc = deflateInit2(&z_, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);  // 16: gzip wrapper
+    if (rc == Z_OK) open_ = true;
+    else file_.fail(zlib_error(rc));
+  }
+  ~gzip_sink() override {
+    if (open_) deflateEnd(&z_);
+  }
+
+  /// Flush, end the stream, close and report. `failure` (non-empty) is a failure of the serializer itself.
+  write_result finish(const char* failure = nullptr) noexcept {
+    try {
+      if (failure == nullptr) flush();
+    } catch (...) {
+      failure = "out of memory";
+    }
+    if (failure == nullptr) deflate_into_file(nullptr, 0, Z_FINISH);
+    if (open_) deflateEnd(&z_);
+    open_ = false;
+    file_.close();
+    if (failure != nullptr) file_.fail(failure);
+    return write_outcome(path_, what_, file_.error());
+  }
+
+ protected:
+  void consume(const char* data, std::size_t size) override { deflate_into_file(data, size, Z_NO_FLUSH); }
+
+ private:
+  static constexpr std::size_t out_size = std::size_t{256} << 10;
+
+  static const char* zlib_error(int rc) noexcept {
+    return rc == Z_MEM_ERROR ? "zlib: out of memory" : rc == Z_VERSION_ERROR ? "zlib: incompatible library version"
+                                                                             : "zlib: deflate failed";
+  }
+
+  // Feeds at most 1 GiB at a time (avail_in is 32 bits); with Z_FINISH, runs until the stream ends.
+  void deflate_into_file(const char* data, std::size_t size, int mode) noexcept {
+    if (!open_ || !file_.ok()) return;
+    for (;;) {
+      const std::size_t piece = size < (std::size_t{1} << 30) ? size : (std::size_t{1} << 30);
+      z_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data));
+      z_.avail_in = static_cast<uInt>(piece);
+      const int flush = piece == size ? mode : Z_NO_FLUSH;
+      do {
+        z_.next_out = out_.get();
+        z_.avail_out = static_cast<uInt>(out_size);
+        const int rc = deflate(&z_, flush);
+        if (rc == Z_STREAM_ERROR) {
+          file_.fail("zlib: deflate failed (stream error)");
+          return;
+        }
+        file_.write(out_.get(), out_size - z_.avail_out);
+        if (!file_.ok()) return;
+      } while (z_.avail_out == 0);
+      if (piece == size) return;
+      data += piece;
+      size -= piece;
+    }
+  }
+
+  output_file file_;
+  std::string path_;
+  const char* what_;
+  z_stream z_{};
+  std::unique_ptr<unsigned char[]> out_;
+  bool open_ = false;
+};
+#endif
+
+/// Serialize into the file at `path`: gzip when it ends in ".gz", plain otherwise.
+template <class Serialize>
+write_result write_to_path(const std::string& path, const char* what, Serialize serialize) noexcept {
+  if (!gzip_path(path)) return write_through<file_sink>(path, what, serialize);
+#if SCOPEPROF_WITH_ZLIB
+  return write_through<gzip_sink>(path, what, serialize);
+#else
+  try {
+    return write_result::failure(without_zlib_message(path, what));
+  } catch (...) {
+    return write_outcome(std::string(), what, "out of memory");
+  }
+#endif
+}
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/gzip_sink.hpp ----
 // ---- begin scopeprof/format/chrome_trace.hpp ----
 // scopeprof: Chrome trace event format (JSON), for Perfetto (ui.perfetto.dev) and chrome://tracing.
 // Process 1 holds one track per host thread with complete ("X") events that nest exactly; process 2
 // holds one track per (device, stream) with the device spans, and flow arrows join each host scope to
 // its device span. Timestamps are microseconds from the library's start with three decimals, i.e. exact
 // nanoseconds, so nesting survives the conversion.
+//
+// Events are written straight into the sink's memory: integers with std::to_chars, times by integer
+// arithmetic, each name escaped once per serialization (tables built at the start), no string per event.
 
 
+#include <charconv>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
@@ -5257,10 +5507,84 @@ using trace_device_tracks = std::map<std::pair<std::int32_t, std::uint64_t>, std
 /// Track ids of process 3 (CUPTI), by (device, CUPTI stream id).
 using trace_cupti_tracks = std::map<std::pair<std::int32_t, std::uint32_t>, std::size_t>;
 
-/// The track of a scope's thread: tracks are named by thread_desc::index, so events use it too (not the
-/// position in threads()).
-inline std::string trace_thread_tid(const report& rep, const scope_instance& s) {
-  return std::to_string((s.thread < rep.threads().size() ? rep.threads()[s.thread].index : s.thread) + 1);
+/// What the event writers look up, built once per trace: every name as its JSON literal, the track of
+/// every thread (tracks are named by thread_desc::index, not by the position in threads()).
+struct trace_tables {
+  std::int64_t origin_ns = 0;
+  bool cupti_valid = false;
+  std::string empty_name = "\"\"";
+  std::string none;
+  std::vector<std::string> scope_names;    // by site id
+  std::vector<std::uint32_t> thread_tids;  // by position in threads()
+  std::vector<std::string> kernel_names;   // demangled, by activity name index
+  std::vector<std::string> mangled_names;  // the symbol where it differs from the demangled name, else empty
+};
+
+/// Room one scope instance's events take besides its name twice (about 730 bytes at most), and one
+/// activity's besides its two names (about 430).
+constexpr std::size_t trace_event_room = 1024;
+
+/// The literal's bytes at p (no terminating zero); returns the end.
+template <std::size_t N>
+inline char* trace_put(char* p, const char (&literal)[N]) noexcept {
+  std::memcpy(p, literal, N - 1);
+  return p + (N - 1);
+}
+inline char* trace_put(char* p, std::string_view s) noexcept {
+  std::memcpy(p, s.data(), s.size());
+  return p + s.size();
+}
+inline char* trace_put_uint(char* p, std::uint64_t v) noexcept { return std::to_chars(p, p + 20, v).ptr; }
+
+/// The track of an event on a device: consecutive events mostly share one, so the last one is kept.
+template <class Map>
+class trace_track_lookup {
+ public:
+  explicit trace_track_lookup(const Map& tracks) : tracks_(tracks) {}
+  std::size_t operator()(const typename Map::key_type& key) {
+    if (!found_ || key != last_) {
+      tid_ = tracks_.at(key);
+      last_ = key;
+      found_ = true;
+    }
+    return tid_;
+  }
+
+ private:
+  const Map& tracks_;
+  typename Map::key_type last_{};
+  std::size_t tid_ = 0;
+  bool found_ = false;
+};
+
+inline std::string trace_json_literal(std::string_view s) {
+  std::string out;
+  append_json_string(out, s);
+  return out;
+}
+
+/// Scope names and thread tracks.
+inline trace_tables trace_tables_of(const report& rep) {
+  trace_tables t;
+  t.origin_ns = rep.origin_ns();
+  t.cupti_valid = rep.sources().cupti_valid;
+  t.scope_names.reserve(rep.sites().size());
+  for (const auto& site : rep.sites()) t.scope_names.push_back(trace_json_literal(site.name));
+  t.thread_tids.reserve(rep.threads().size());
+  for (const auto& th : rep.threads()) t.thread_tids.push_back(th.index + 1u);
+  return t;
+}
+
+/// Kernel names, demangled and (where that differs) as the symbol.
+inline void add_trace_kernel_names(trace_tables& t, const report& rep) {
+  const auto& names = rep.activity_names();
+  const auto& demangled = rep.activity_demangled_names();
+  t.kernel_names.reserve(names.size());
+  t.mangled_names.reserve(names.size());
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    t.kernel_names.push_back(trace_json_literal(demangled[i]));
+    t.mangled_names.push_back(demangled[i] != names[i] ? trace_json_literal(names[i]) : std::string());
+  }
 }
 
 /// The opening: generator, counts and evidence, then process 1 (host) and its thread tracks.
@@ -5307,35 +5631,71 @@ inline trace_device_tracks append_trace_device_tracks(std::string& out, const re
   return tracks;
 }
 
+/// A scope's device span and the flow arrow from its host begin to its device begin.
+inline char* write_trace_device_span(char* p, const trace_tables& t, const scope_instance& s, std::string_view name,
+                                     std::uint32_t tid, std::size_t dtid, std::uint64_t id) noexcept {
+  const std::int64_t device_ts = s.device_begin_ns - t.origin_ns;
+  p = trace_put(p, ",\n{\"ph\":\"X\",\"cat\":\"device\",\"name\":");
+  p = trace_put(p, name);
+  p = trace_put(p, ",\"pid\":2,\"tid\":");
+  p = trace_put_uint(p, dtid);
+  p = trace_put(p, ",\"ts\":");
+  p = write_ns_as_us(p, device_ts);
+  p = trace_put(p, ",\"dur\":");
+  p = write_ns_as_us(p, s.device_span_ns());
+  p = trace_put(p, ",\"args\":{\"device_self_us\":");
+  p = write_ns_as_us(p, s.device_self_ns);
+  p = trace_put(p, "}},\n{\"ph\":\"s\",\"cat\":\"launch\",\"name\":\"launch\",\"id\":");
+  p = trace_put_uint(p, id);
+  p = trace_put(p, ",\"pid\":1,\"tid\":");
+  p = trace_put_uint(p, tid);
+  p = trace_put(p, ",\"ts\":");
+  p = write_ns_as_us(p, s.host_begin_ns - t.origin_ns);
+  p = trace_put(p, "},\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"launch\",\"name\":\"launch\",\"id\":");
+  p = trace_put_uint(p, id);
+  p = trace_put(p, ",\"pid\":2,\"tid\":");
+  p = trace_put_uint(p, dtid);
+  p = trace_put(p, ",\"ts\":");
+  p = write_ns_as_us(p, device_ts);
+  return trace_put(p, "}");
+}
+
 /// One scope instance: its host event and, with a device span, the device event and a flow arrow from
 /// the host begin to the device begin.
-inline void append_trace_scope(std::string& out, const report& rep, const scope_instance& s,
-                               const trace_device_tracks& device_tracks, std::uint64_t& flow_id) {
-  const std::string& name = s.site < rep.sites().size() ? rep.sites()[s.site].name : std::string();
-  const std::string tid = trace_thread_tid(rep, s);
-  out += ",\n{\"ph\":\"X\",\"cat\":\"scope\",\"name\":";
-  append_json_string(out, name);
-  out += ",\"pid\":1,\"tid\":" + tid + ",\"ts\":" + format_ns_as_us(s.host_begin_ns - rep.origin_ns()) +
-         ",\"dur\":" + format_ns_as_us(s.host_total_ns()) + ",\"args\":{\"host_self_us\":" + format_ns_as_us(s.host_self_ns);
-  if (s.device == device_status::ok) out += ",\"device_span_us\":" + format_ns_as_us(s.device_span_ns());
-  if (rep.sources().cupti_valid)
-    out += ",\"device_busy_us\":" + format_ns_as_us(s.device_busy_ns) + ",\"kernels\":" + std::to_string(s.kernels);
-  else if (s.device == device_status::captured) out += ",\"device_span\":\"n/a (captured)\"";
-  else if (s.device == device_status::invalid) out += ",\"device_span\":\"n/a (CUDA error)\"";
-  if (s.orphan) out += ",\"orphan\":true";
-  out += "}}";
-  if (s.device != device_status::ok) return;
-  const std::size_t dtid = device_tracks.at(std::make_pair(s.device_id, s.stream));
-  const std::string id = std::to_string(++flow_id);
-  out += ",\n{\"ph\":\"X\",\"cat\":\"device\",\"name\":";
-  append_json_string(out, name);
-  out += ",\"pid\":2,\"tid\":" + std::to_string(dtid) + ",\"ts\":" + format_ns_as_us(s.device_begin_ns - rep.origin_ns()) +
-         ",\"dur\":" + format_ns_as_us(s.device_span_ns()) + ",\"args\":{\"device_self_us\":" +
-         format_ns_as_us(s.device_self_ns) + "}}";
-  out += ",\n{\"ph\":\"s\",\"cat\":\"launch\",\"name\":\"launch\",\"id\":" + id + ",\"pid\":1,\"tid\":" + tid +
-         ",\"ts\":" + format_ns_as_us(s.host_begin_ns - rep.origin_ns()) + "}";
-  out += ",\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"launch\",\"name\":\"launch\",\"id\":" + id +
-         ",\"pid\":2,\"tid\":" + std::to_string(dtid) + ",\"ts\":" + format_ns_as_us(s.device_begin_ns - rep.origin_ns()) + "}";
+inline void append_trace_scope(output_sink& sink, const trace_tables& t, const scope_instance& s,
+                               trace_track_lookup<trace_device_tracks>& device_track, std::uint64_t& flow_id) {
+  const std::string& name = s.site < t.scope_names.size() ? t.scope_names[s.site] : t.empty_name;
+  const std::uint32_t tid = s.thread < t.thread_tids.size() ? t.thread_tids[s.thread] : s.thread + 1u;
+  char* p = sink.reserve(trace_event_room + 2 * name.size());
+  p = trace_put(p, ",\n{\"ph\":\"X\",\"cat\":\"scope\",\"name\":");
+  p = trace_put(p, name);
+  p = trace_put(p, ",\"pid\":1,\"tid\":");
+  p = trace_put_uint(p, tid);
+  p = trace_put(p, ",\"ts\":");
+  p = write_ns_as_us(p, s.host_begin_ns - t.origin_ns);
+  p = trace_put(p, ",\"dur\":");
+  p = write_ns_as_us(p, s.host_total_ns());
+  p = trace_put(p, ",\"args\":{\"host_self_us\":");
+  p = write_ns_as_us(p, s.host_self_ns);
+  if (s.device == device_status::ok) {
+    p = trace_put(p, ",\"device_span_us\":");
+    p = write_ns_as_us(p, s.device_span_ns());
+  }
+  if (t.cupti_valid) {
+    p = trace_put(p, ",\"device_busy_us\":");
+    p = write_ns_as_us(p, s.device_busy_ns);
+    p = trace_put(p, ",\"kernels\":");
+    p = trace_put_uint(p, s.kernels);
+  } else if (s.device == device_status::captured) {
+    p = trace_put(p, ",\"device_span\":\"n/a (captured)\"");
+  } else if (s.device == device_status::invalid) {
+    p = trace_put(p, ",\"device_span\":\"n/a (CUDA error)\"");
+  }
+  if (s.orphan) p = trace_put(p, ",\"orphan\":true");
+  p = trace_put(p, "}}");
+  if (s.device == device_status::ok)
+    p = write_trace_device_span(p, t, s, name, tid, device_track(std::make_pair(s.device_id, s.stream)), ++flow_id);
+  sink.commit(p);
 }
 
 /// Process 3 (CUPTI): one track per (device, CUPTI stream id), numbered in key order; their names.
@@ -5354,54 +5714,83 @@ inline trace_cupti_tracks append_trace_cupti_tracks(std::string& out, const repo
   return tracks;
 }
 
+/// The flow arrow from a launching scope (at its host begin) to its kernel, copy or memset.
+inline char* write_trace_launch(char* p, const trace_tables& t, const scope_instance& s, const device_activity& a,
+                                std::size_t dtid, std::uint64_t id) noexcept {
+  p = trace_put(p, ",\n{\"ph\":\"s\",\"cat\":\"cupti\",\"name\":\"launch\",\"id\":");
+  p = trace_put_uint(p, id);
+  p = trace_put(p, ",\"pid\":1,\"tid\":");
+  p = trace_put_uint(p, s.thread < t.thread_tids.size() ? t.thread_tids[s.thread] : s.thread + 1u);
+  p = trace_put(p, ",\"ts\":");
+  p = write_ns_as_us(p, s.host_begin_ns - t.origin_ns);
+  p = trace_put(p, "},\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"cupti\",\"name\":\"launch\",\"id\":");
+  p = trace_put_uint(p, id);
+  p = trace_put(p, ",\"pid\":3,\"tid\":");
+  p = trace_put_uint(p, dtid);
+  p = trace_put(p, ",\"ts\":");
+  p = write_ns_as_us(p, a.begin_ns - t.origin_ns);
+  return trace_put(p, "}");
+}
+
 /// One kernel, copy or memset, and a flow arrow from its launching scope (at the scope's host begin).
-inline void append_trace_activity(std::string& out, const report& rep, const device_activity& a,
-                                  const trace_cupti_tracks& cupti_tracks, std::uint64_t& flow_id) {
-  const std::string dtid = std::to_string(cupti_tracks.at(std::make_pair(a.device, a.stream)));
-  out += ",\n{\"ph\":\"X\",\"cat\":\"";
-  out += a.kind == activity_kind::kernel ? "kernel" : a.kind == activity_kind::memcpy ? "memcpy" : "memset";
-  out += "\",\"name\":";
-  const bool named = a.name < rep.activity_names().size();
-  append_json_string(out, named ? rep.activity_demangled_names()[a.name] : std::string());
-  out += ",\"pid\":3,\"tid\":" + dtid + ",\"ts\":" + format_ns_as_us(a.begin_ns - rep.origin_ns()) +
-         ",\"dur\":" + format_ns_as_us(a.duration_ns());
-  const bool mangled = named && rep.activity_demangled_names()[a.name] != rep.activity_names()[a.name];
-  if (a.graph || mangled) {
-    out += ",\"args\":{";
-    if (mangled) {
-      out += "\"mangled\":";
-      append_json_string(out, rep.activity_names()[a.name]);
+inline void append_trace_activity(output_sink& sink, const report& rep, const trace_tables& t, const device_activity& a,
+                                  trace_track_lookup<trace_cupti_tracks>& cupti_track, std::uint64_t& flow_id) {
+  const bool named = a.name < t.kernel_names.size();
+  const std::string& name = named ? t.kernel_names[a.name] : t.empty_name;
+  const std::string& mangled = named ? t.mangled_names[a.name] : t.none;
+  const std::size_t dtid = cupti_track(std::make_pair(a.device, a.stream));
+  char* p = sink.reserve(trace_event_room + name.size() + mangled.size());
+  p = trace_put(p, ",\n{\"ph\":\"X\",\"cat\":\"");
+  p = trace_put(p, a.kind == activity_kind::kernel ? "kernel" : a.kind == activity_kind::memcpy ? "memcpy" : "memset");
+  p = trace_put(p, "\",\"name\":");
+  p = trace_put(p, name);
+  p = trace_put(p, ",\"pid\":3,\"tid\":");
+  p = trace_put_uint(p, dtid);
+  p = trace_put(p, ",\"ts\":");
+  p = write_ns_as_us(p, a.begin_ns - t.origin_ns);
+  p = trace_put(p, ",\"dur\":");
+  p = write_ns_as_us(p, a.duration_ns());
+  if (a.graph || !mangled.empty()) {
+    p = trace_put(p, ",\"args\":{");
+    if (!mangled.empty()) {
+      p = trace_put(p, "\"mangled\":");
+      p = trace_put(p, mangled);
     }
-    if (a.graph) out += std::string(mangled ? "," : "") + "\"graph\":" + std::to_string(a.graph);
-    out += "}";
+    if (a.graph) {
+      p = trace_put(p, mangled.empty() ? "\"graph\":" : ",\"graph\":");
+      p = trace_put_uint(p, a.graph);
+    }
+    p = trace_put(p, "}");
   }
-  out += "}";
-  if (a.instance < 0 || static_cast<std::size_t>(a.instance) >= rep.instances().size()) return;
-  const scope_instance& s = rep.instances()[static_cast<std::size_t>(a.instance)];
-  const std::string tid = trace_thread_tid(rep, s);
-  const std::string id = std::to_string(++flow_id);
-  out += ",\n{\"ph\":\"s\",\"cat\":\"cupti\",\"name\":\"launch\",\"id\":" + id + ",\"pid\":1,\"tid\":" + tid +
-         ",\"ts\":" + format_ns_as_us(s.host_begin_ns - rep.origin_ns()) + "}";
-  out += ",\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"cupti\",\"name\":\"launch\",\"id\":" + id +
-         ",\"pid\":3,\"tid\":" + dtid + ",\"ts\":" + format_ns_as_us(a.begin_ns - rep.origin_ns()) + "}";
+  p = trace_put(p, "}");
+  if (a.instance >= 0 && static_cast<std::size_t>(a.instance) < rep.instances().size())
+    p = write_trace_launch(p, t, rep.instances()[static_cast<std::size_t>(a.instance)], a, dtid, ++flow_id);
+  sink.commit(p);
 }
 
 /// The chrome trace of `rep`, streamed into `sink`.
 inline void serialize_chrome_trace(const report& rep, output_sink& sink) {
-  std::string& out = sink.text();
-  append_trace_head(out, rep);
-  const trace_device_tracks device_tracks = append_trace_device_tracks(out, rep);
+  trace_tables t = trace_tables_of(rep);
+  std::string text;
+  append_trace_head(text, rep);
+  const trace_device_tracks device_tracks = append_trace_device_tracks(text, rep);
+  sink.append(text);
+  trace_track_lookup<trace_device_tracks> device_track(device_tracks);
   std::uint64_t flow_id = 0;
   for (const auto& s : rep.instances()) {
     sink.row_done();
-    append_trace_scope(out, rep, s, device_tracks, flow_id);
+    append_trace_scope(sink, t, s, device_track, flow_id);
   }
-  const trace_cupti_tracks cupti_tracks = append_trace_cupti_tracks(out, rep);
+  text.clear();
+  const trace_cupti_tracks cupti_tracks = append_trace_cupti_tracks(text, rep);
+  sink.append(text);
+  if (!rep.activities().empty()) add_trace_kernel_names(t, rep);
+  trace_track_lookup<trace_cupti_tracks> cupti_track(cupti_tracks);
   for (const auto& a : rep.activities()) {
     sink.row_done();
-    append_trace_activity(out, rep, a, cupti_tracks, flow_id);
+    append_trace_activity(sink, rep, t, a, cupti_track, flow_id);
   }
-  out += "\n]}\n";
+  sink.append("\n]}\n");
   sink.flush();
 }
 
@@ -5893,7 +6282,7 @@ SCOPEPROF_API std::string report::csv() const {
 }
 
 SCOPEPROF_API write_result report::write_csv(const std::string& path) const {
-  return detail::write_to_file(path, "CSV report", [this](detail::output_sink& sink) { detail::serialize_csv(*this, sink); });
+  return detail::write_to_path(path, "CSV report", [this](detail::output_sink& sink) { detail::serialize_csv(*this, sink); });
 }
 
 SCOPEPROF_API std::string report::json() const {
@@ -5903,7 +6292,7 @@ SCOPEPROF_API std::string report::json() const {
 }
 
 SCOPEPROF_API write_result report::write_json(const std::string& path) const {
-  return detail::write_to_file(path, "JSON report", [this](detail::output_sink& sink) { detail::serialize_json(*this, sink); });
+  return detail::write_to_path(path, "JSON report", [this](detail::output_sink& sink) { detail::serialize_json(*this, sink); });
 }
 
 SCOPEPROF_API std::string report::chrome_trace() const {
@@ -5913,7 +6302,7 @@ SCOPEPROF_API std::string report::chrome_trace() const {
 }
 
 SCOPEPROF_API write_result report::write_chrome_trace(const std::string& path) const {
-  return detail::write_to_file(path, "Chrome trace",
+  return detail::write_to_path(path, "Chrome trace",
                                [this](detail::output_sink& sink) { detail::serialize_chrome_trace(*this, sink); });
 }
 
@@ -6211,9 +6600,8 @@ inline void device_reset(const std::vector<reset_thread>& threads) noexcept {
   for (const auto& [b, exited] : threads) {
     try {
       const std::uint64_t count = b->device.published.load(std::memory_order_acquire);
-      std::lock_guard<std::mutex> lock(b->mu);
       std::vector<device_record*> discarded;
-      device_records_in(b->device.chunks, b->device.floor, count, discarded);
+      b->device.for_each(b->device.floor, count, [&](std::uint64_t, device_record& d) { discarded.push_back(&d); });
       retire_device_records(discarded);
       b->device.discard_below(count, exited, [&](device_chunk* ch) {
         r.device_records_held.fetch_sub(ch->capacity, std::memory_order_relaxed);
@@ -6594,6 +6982,25 @@ inline bool ends_with(const std::string& s, const char* suffix) {
   return s.size() >= t.size() && lower(s.substr(s.size() - t.size())) == t;
 }
 
+/// The report at exit into a file: the format from the suffix (before a ".gz", which asks for gzip).
+/// Without zlib a ".gz" target is written uncompressed, without the ".gz", after one warning.
+inline write_result write_exit_report(const report& rep, const std::string& target) {
+  const bool gz = gzip_path(target);
+  const std::string plain = gz ? target.substr(0, target.size() - 3) : target;
+  std::string path = target;
+#if !SCOPEPROF_WITH_ZLIB
+  if (gz) {
+    warn("SCOPEPROF_REPORT=" + target + ": this program was built without zlib (SCOPEPROF_WITH_ZLIB=0): writing " +
+         plain + " uncompressed instead");
+    path = plain;
+  }
+#endif
+  if (ends_with(plain, ".csv")) return rep.write_csv(path);
+  if (ends_with(plain, ".trace.json")) return rep.write_chrome_trace(path);
+  if (ends_with(plain, ".json")) return rep.write_json(path);
+  return write_to_path(path, "text report", [&rep](output_sink& sink) { sink.text() += rep.to_string(); });
+}
+
 /// SCOPEPROF_REPORT at normal exit. Errors are printed, never raised. Registered once at start-up and
 /// again after anything that may have initialised the CUDA runtime (rearm_exit_report()): handlers run
 /// in reverse order of registration, so the newest runs before the runtime's own teardown, and the
@@ -6611,11 +7018,7 @@ inline void report_at_exit() noexcept {
       std::fflush(out);
       return;
     }
-    write_result res;
-    if (ends_with(target, ".csv")) res = rep.write_csv(target);
-    else if (ends_with(target, ".trace.json")) res = rep.write_chrome_trace(target);
-    else if (ends_with(target, ".json")) res = rep.write_json(target);
-    else res = write_to_file(target, "text report", [&rep](output_sink& sink) { sink.text() += rep.to_string(); });
+    const write_result res = write_exit_report(rep, target);
     if (!res) {
       const std::string& m = res.message();
       warn("SCOPEPROF_REPORT: " + (m.rfind("scopeprof: ", 0) == 0 ? m.substr(11) : m));

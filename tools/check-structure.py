@@ -41,7 +41,8 @@ LAYERS = [
                  "scopeprof/backends/cuda_resolve.hpp", "scopeprof/backends/cupti/*.hpp",
                  "scopeprof/detail/activity.hpp", "scopeprof/detail/chunk_pool.hpp", "scopeprof/detail/snapshot.hpp"]),
     ("builder", ["scopeprof/detail/report_builder.hpp", "scopeprof/detail/report/*.hpp"]),
-    ("serializer", ["scopeprof/format/*.hpp", "scopeprof/detail/sink.hpp", "scopeprof/detail/key_averages.hpp"]),
+    ("serializer", ["scopeprof/format/*.hpp", "scopeprof/detail/sink.hpp", "scopeprof/detail/gzip_sink.hpp",
+                    "scopeprof/detail/key_averages.hpp"]),
     ("impl", ["scopeprof/impl/*.hpp"]),
     ("addon", ["scopeprof/torch_session.hpp"]),
 ]

@@ -1,22 +1,25 @@
 #!/usr/bin/env bash
 # Install the Debian/Ubuntu packages that scopeprof's build and tests need, if any is missing.
 #
-#   tools/install-deps.sh            cmake, make, g++, python3, doctest-dev, libbenchmark-dev, libtorch-dev
+#   tools/install-deps.sh            cmake, make, g++, python3, zlib1g-dev, doctest-dev, libbenchmark-dev,
+#                                    libtorch-dev
 #   tools/install-deps.sh --fuzz     also clang and libclang-rt-14-dev (libFuzzer, clang sanitizers; the
 #                                    clang++ header checks of tests/compile run when clang++ is there)
+#   tools/install-deps.sh --cross    also g++-aarch64-linux-gnu and qemu-user (the AArch64 build-and-run test)
 #   tools/install-deps.sh --no-torch without libtorch-dev (LibTorch 1.13, CPU: the torch suite; ~16 s to install)
 #
 # Idempotent: prints nothing and changes nothing when every package is installed. Needs root (or sudo)
 # only when something is missing. Never installs CUDA: the build uses the toolkit when it is there.
 set -euo pipefail
 
-usage() { sed -n '2,10s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '2,12s/^# \{0,1\}//p' "$0"; }
 
-packages=(cmake make g++ python3 doctest-dev libbenchmark-dev)
+packages=(cmake make g++ python3 zlib1g-dev doctest-dev libbenchmark-dev)
 with_torch=1
 for arg in "$@"; do
   case "$arg" in
     --fuzz) packages+=(clang libclang-rt-14-dev) ;;
+    --cross) packages+=(g++-aarch64-linux-gnu qemu-user) ;;
     --no-torch) with_torch=0 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "install-deps.sh: unknown argument '$arg'" >&2; usage >&2; exit 2 ;;

@@ -10,6 +10,8 @@
 //                           a torch profiler listens.
 //   SCOPEPROF_TORCH_CUDA    with SCOPEPROF_WITH_TORCH and _CUDA: a scope naming no stream is timed on torch's
 //                           current CUDA stream (needs libc10_cuda).  Plain include: 0.
+//   SCOPEPROF_WITH_ZLIB     gzip output (paths ending in .gz) through zlib (link -lz). Plain include: 0; the
+//                           CMake target sets 1 when it finds zlib. Without <zlib.h> it is 0 whatever is set.
 //
 // Where the cold code (start-up, collect(), the report builder, the writers) is compiled:
 //   neither macro below           header-only: everything inline, in every translation unit that includes
@@ -71,6 +73,15 @@
 #ifndef SCOPEPROF_TORCH_CUDA
 #define SCOPEPROF_TORCH_CUDA 0
 #endif
+#ifndef SCOPEPROF_WITH_ZLIB
+#define SCOPEPROF_WITH_ZLIB 0
+#endif
+#if SCOPEPROF_WITH_ZLIB && defined(__has_include)
+#if !__has_include(<zlib.h>)
+#undef SCOPEPROF_WITH_ZLIB
+#define SCOPEPROF_WITH_ZLIB 0
+#endif
+#endif
 
 #if defined(SCOPEPROF_DISABLE) || (!defined(SCOPEPROF_IMPLEMENTATION) && !defined(SCOPEPROF_EXTERNAL_IMPLEMENTATION))
 #define SCOPEPROF_DETAIL_COMPILED 0     // header-only
@@ -116,17 +127,18 @@
 // Every entity lives in an inline namespace named after the version and the build switches, so translation
 // units built with different switches (one with SCOPEPROF_DISABLE, one without; NVTX on in one and off in
 // another) link to separate, self-consistent instances instead of one picked by link order:
-// scopeprof::v0_1_0_e1n1c0p0t0x0m1::scope. User code keeps writing scopeprof::scope. The last letter tells
+// scopeprof::v0_1_0_e1n1c0p0t0x0z0m1::scope. User code keeps writing scopeprof::scope. The last letter tells
 // header-only TUs (m0) from compiled-implementation ones (m1): a program that mixes them gets two separate
 // instances, never one half-shared registry.
-#define SCOPEPROF_ABI_NAME_IMPL(MAJ, MIN, PAT, E, N, C, P, T, X, M) \
-  v##MAJ##_##MIN##_##PAT##_e##E##n##N##c##C##p##P##t##T##x##X##m##M
-#define SCOPEPROF_ABI_NAME_EXPAND(MAJ, MIN, PAT, E, N, C, P, T, X, M) \
-  SCOPEPROF_ABI_NAME_IMPL(MAJ, MIN, PAT, E, N, C, P, T, X, M)
+#define SCOPEPROF_ABI_NAME_IMPL(MAJ, MIN, PAT, E, N, C, P, T, X, Z, M) \
+  v##MAJ##_##MIN##_##PAT##_e##E##n##N##c##C##p##P##t##T##x##X##z##Z##m##M
+#define SCOPEPROF_ABI_NAME_EXPAND(MAJ, MIN, PAT, E, N, C, P, T, X, Z, M) \
+  SCOPEPROF_ABI_NAME_IMPL(MAJ, MIN, PAT, E, N, C, P, T, X, Z, M)
 #define SCOPEPROF_ABI_NAMESPACE                                                                                 \
   SCOPEPROF_ABI_NAME_EXPAND(SCOPEPROF_VERSION_MAJOR, SCOPEPROF_VERSION_MINOR, SCOPEPROF_VERSION_PATCH,          \
                             SCOPEPROF_ENABLED, SCOPEPROF_WITH_NVTX, SCOPEPROF_WITH_CUDA, SCOPEPROF_WITH_CUPTI,   \
-                            SCOPEPROF_WITH_TORCH, SCOPEPROF_TORCH_CUDA, SCOPEPROF_DETAIL_COMPILED)
+                            SCOPEPROF_WITH_TORCH, SCOPEPROF_TORCH_CUDA, SCOPEPROF_WITH_ZLIB,                     \
+                            SCOPEPROF_DETAIL_COMPILED)
 #define SCOPEPROF_NAMESPACE_BEGIN \
   namespace scopeprof {           \
   inline namespace SCOPEPROF_ABI_NAMESPACE {

@@ -54,6 +54,9 @@ class report {
     return nullptr;
   }
 
+  // write_*: a path ending in ".gz" is written as gzip (SCOPEPROF_WITH_ZLIB builds; without zlib such a
+  // path is refused, and the message says so).
+
   /// Text tables (tree view, then flat view) with the evidence header and the footnotes.
   void print(std::ostream& out) const;
   std::string to_string() const;

@@ -3,6 +3,7 @@
 // test binary re-executes itself with SCOPEPROF_TEST_CHILD=<mode>, and a hook that runs during static
 // initialisation plays the child and exits before doctest starts.
 #include "csv_check.hpp"
+#include "gzip_check.hpp"
 #include "json_check.hpp"
 #include "output_check.hpp"
 
@@ -29,6 +30,8 @@
 
 extern char** environ;
 
+void scopeprof_test_nozlib_scopes();  // test_gzip_off.cpp: scopes of an instance built without zlib
+
 namespace {
 
 // ---------------------------------------------------------------------------------------------- child side
@@ -40,6 +43,10 @@ int child_main(const std::string& mode) {
       { PROF_SCOPE("child inner"); }
     }
     return 0;  // SCOPEPROF_REPORT is written by the library's exit handler
+  }
+  if (mode == "at_exit_nozlib") {
+    scopeprof_test_nozlib_scopes();
+    return 0;
   }
   if (mode == "disabled") {
     const bool on_at_start = scopeprof::enabled();
@@ -282,6 +289,50 @@ TEST_CASE("SCOPEPROF_REPORT writes the report when the program exits") {
     REQUIRE(inner_ts >= 0);
     CHECK(inner_ts >= outer_ts);
     CHECK(inner_ts + inner_dur <= outer_ts + outer_dur);
+  }
+#if SCOPEPROF_WITH_ZLIB
+  SUBCASE("to gzip files: .trace.json.gz, .json.gz, .csv.gz and a text .txt.gz") {
+    for (const char* name : {"r.trace.json.gz", "r.json.gz", "r.csv.gz", "r.txt.gz"}) {
+      CAPTURE(name);
+      const auto c = run_child("at_exit", {"SCOPEPROF_REPORT=" + (dir / name)}, dir);
+      CHECK(c.exit_code == 0);
+      CHECK_MESSAGE(c.err.empty(), c.err);
+      const sptest::gunzipped g = sptest::gunzip_file(dir / name);
+      REQUIRE_MESSAGE(g.ok, g.error);
+      CHECK(g.gzip);
+      const std::string kind = name;
+      std::string err;
+      if (kind == "r.csv.gz") {
+        sptest::csv_rows rows;
+        CHECK_MESSAGE(sptest::parse_csv(g.bytes, rows, err), err);
+      } else if (kind == "r.txt.gz") {
+        CHECK(contains(g.bytes, "scopeprof report: 2 scopes recorded"));
+      } else {
+        sptest::json doc;
+        REQUIRE_MESSAGE(sptest::parse_json(g.bytes, doc, err), err);
+        if (kind == "r.json.gz") check_flat_names(doc);
+        else CHECK(doc.find("otherData")->find("recorded")->text == "2");
+      }
+    }
+  }
+#endif
+  SUBCASE("a .gz target in a build without zlib: one warning, and the file without .gz") {
+    const std::string target = dir / "n.trace.json.gz";
+    const auto c = run_child("at_exit_nozlib", {"SCOPEPROF_REPORT=" + target}, dir);
+    CHECK(c.exit_code == 0);
+    CHECK(count_lines(c.err) == 1);
+    CHECK_MESSAGE(c.err == "scopeprof: warning: SCOPEPROF_REPORT=" + target +
+                               ": this program was built without zlib (SCOPEPROF_WITH_ZLIB=0): writing " +
+                               (dir / "n.trace.json") + " uncompressed instead\n",
+                  c.err);
+    CHECK_FALSE(std::filesystem::exists(target));
+    sptest::json doc;
+    std::string err;
+    REQUIRE_MESSAGE(sptest::parse_json(read_file(dir / "n.trace.json"), doc, err), err);
+    std::size_t found = 0;
+    for (const auto& ev : doc.find("traceEvents")->items)
+      if (ev.find("ph")->text == "X") found += ev.find("name")->text == "nozlib outer" || ev.find("name")->text == "nozlib inner";
+    CHECK(found == 2);
   }
   SUBCASE("to a text file (any other extension), and an upper-case .CSV is still CSV") {
     auto c = run_child("at_exit", {"SCOPEPROF_REPORT=" + (dir / "r.txt")}, dir);

@@ -1,6 +1,7 @@
-// scopeprof: output sinks. A serializer appends text to the sink's buffer and calls row_done() between
-// records; the buffer goes to its destination (a string, a file, an ostream) whenever it passes 1 MiB, so
-// writing a report to a file never holds more than one buffer of it in memory.
+// scopeprof: output sinks. A serializer appends text to the sink's buffer, either as a string (text()) or
+// straight into reserved memory (reserve(), then commit()), and calls row_done() between records; the
+// buffer goes to its destination (a file, a gzip file, an ostream) whenever it passes 1 MiB, so writing a
+// report to a file never holds more than one buffer of it in memory. A string sink keeps it all.
 #pragma once
 
 #include <scopeprof/config.hpp>
@@ -12,6 +13,7 @@
 #include <cstring>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <utility>
 
 SCOPEPROF_NAMESPACE_BEGIN
@@ -19,48 +21,90 @@ namespace detail {
 
 class output_sink {
  public:
+  static constexpr std::size_t unbounded = static_cast<std::size_t>(-1);
   explicit output_sink(std::size_t flush_at = std::size_t{1} << 20) : flush_at_(flush_at) {}
   virtual ~output_sink() = default;
   output_sink(const output_sink&) = delete;
   output_sink& operator=(const output_sink&) = delete;
 
-  /// The text not yet handed on: serializers append here.
-  std::string& text() noexcept { return buffer_; }
+  /// The text not yet handed on, as a string: serializers append here.
+  std::string& text() noexcept {
+    if (direct_) {
+      buffer_.resize(used_);  // shrinks: never allocates
+      direct_ = false;
+    }
+    return buffer_;
+  }
+  /// Room for `n` more bytes: write them through the pointer, then commit() the end. Nothing else may
+  /// use the sink in between.
+  char* reserve(std::size_t n) {
+    if (!direct_) {
+      used_ = buffer_.size();
+      direct_ = true;
+    }
+    if (buffer_.size() - used_ < n) grow(n);
+    return buffer_.data() + used_;
+  }
+  void commit(const char* end) noexcept { used_ = static_cast<std::size_t>(end - buffer_.data()); }
+  /// These bytes, through reserve() and commit().
+  void append(std::string_view s) {
+    char* p = reserve(s.size());
+    if (!s.empty()) std::memcpy(p, s.data(), s.size());
+    commit(p + s.size());
+  }
+  /// Bytes buffered now.
+  std::size_t size() const noexcept { return direct_ ? used_ : buffer_.size(); }
   /// Between records: hand the buffer on once it is big enough.
   void row_done() {
-    if (buffer_.size() >= flush_at_) flush();
+    if (size() >= flush_at_) flush();
   }
-  /// Hand on what is buffered (also at the end of a serializer's work).
+  /// Hand on what is buffered (also at the end of a serializer's work); an unbounded sink keeps it.
   void flush() {
-    if (!buffer_.empty()) consume(buffer_);
-    buffer_.clear();
+    if (flush_at_ == unbounded) return;
+    if (size() != 0) consume(buffer_.data(), size());
+    if (direct_) used_ = 0;
+    else buffer_.clear();
   }
 
  protected:
-  virtual void consume(const std::string& chunk) = 0;
+  virtual void consume(const char* data, std::size_t size) = 0;
+  /// Everything buffered, taken out of the sink (the unbounded sink's result).
+  std::string release() noexcept {
+    std::string out;
+    out.swap(text());
+    return out;
+  }
+  /// Write into `storage`'s memory: its bytes are overwritten, so a buffer kept from an earlier
+  /// serialization is reused as it is, without clearing it.
+  void adopt(std::string storage) noexcept {
+    buffer_ = std::move(storage);
+    used_ = 0;
+    direct_ = true;
+  }
 
  private:
+  // The direct path keeps the string longer than the text and counts the bytes in use. It grows 64 KiB
+  // past what is asked at a time (the string's capacity still grows geometrically): the new bytes are
+  // zero-filled once, while they are in cache, and written over after every flush.
+  void grow(std::size_t n) { buffer_.resize(used_ + n + (std::size_t{64} << 10)); }
+
   std::string buffer_;
+  std::size_t used_ = 0;    // bytes in use while direct_
+  bool direct_ = false;     // buffer_.size() is the room, used_ the text
   std::size_t flush_at_;
 };
 
 /// Everything into one string (report::csv(), json(), chrome_trace()).
 class string_sink final : public output_sink {
  public:
-  string_sink() : output_sink(static_cast<std::size_t>(-1)) {}
-  std::string take() {
-    flush();
-    return std::move(result_);
-  }
+  string_sink() : output_sink(unbounded) {}
+  /// Reuse `storage`'s allocation (its bytes are overwritten): repeated serializations without a new
+  /// allocation each time.
+  explicit string_sink(std::string storage) : output_sink(unbounded) { adopt(std::move(storage)); }
+  std::string take() noexcept { return release(); }
 
  protected:
-  void consume(const std::string& chunk) override {
-    if (result_.empty()) result_ = chunk;
-    else result_ += chunk;
-  }
-
- private:
-  std::string result_;
+  void consume(const char*, std::size_t) override {}  // unbounded: never flushed
 };
 
 /// Into an ostream (report::print()).
@@ -75,28 +119,72 @@ class ostream_sink final : public output_sink {
   }
 
  protected:
-  void consume(const std::string& chunk) override { out_.write(chunk.data(), static_cast<std::streamsize>(chunk.size())); }
+  void consume(const char* data, std::size_t size) override { out_.write(data, static_cast<std::streamsize>(size)); }
 
  private:
   std::ostream& out_;
 };
 
-/// Into a file, 1 MiB at a time. The first failure is kept (with errno's text) and later writes are
-/// skipped; finish() flushes, closes and says what happened.
-class file_sink final : public output_sink {
+/// A file opened for writing. The first failure is kept (errno's text, or the reason given to fail())
+/// and later writes are skipped.
+class output_file {
  public:
-  file_sink(const std::string& path, const char* what) : path_(path), what_(what) {
+  explicit output_file(const std::string& path) {
     if (path.empty()) {
       error_ = "empty path";
       return;
     }
     errno = 0;
     file_ = std::fopen(path.c_str(), "wb");
-    if (file_ == nullptr) error_ = std::strerror(errno != 0 ? errno : EIO);
+    if (file_ == nullptr) fail_errno();
   }
-  ~file_sink() override {
-    if (file_ != nullptr) std::fclose(file_);
+  ~output_file() { close(); }
+  output_file(const output_file&) = delete;
+  output_file& operator=(const output_file&) = delete;
+
+  bool ok() const noexcept { return file_ != nullptr && error_ == nullptr; }
+  /// The first failure, or nullptr.
+  const char* error() const noexcept { return error_; }
+  void fail(const char* why) noexcept {
+    if (error_ == nullptr) error_ = why;
   }
+  void write(const void* data, std::size_t size) noexcept {
+    if (!ok() || size == 0) return;
+    errno = 0;
+    if (std::fwrite(data, 1, size, file_) != size) fail_errno();
+  }
+  /// Flush and close (what the disk says only now, a full disk for one, is kept too).
+  void close() noexcept {
+    if (file_ == nullptr) return;
+    errno = 0;
+    if (std::fflush(file_) != 0) fail_errno();
+    errno = 0;
+    if (std::fclose(file_) != 0) fail_errno();
+    file_ = nullptr;
+  }
+
+ private:
+  void fail_errno() noexcept { fail(std::strerror(errno != 0 ? errno : EIO)); }
+
+  std::FILE* file_ = nullptr;
+  const char* error_ = nullptr;
+};
+
+/// "scopeprof: cannot write <what> to '<path>': <why>", or success when `why` is nullptr.
+inline write_result write_outcome(const std::string& path, const char* what, const char* why) noexcept {
+  try {
+    if (why == nullptr) return write_result();
+    if (path.empty()) return write_result::failure(std::string("scopeprof: cannot write ") + what + ": " + why);
+    return write_result::failure(std::string("scopeprof: cannot write ") + what + " to '" + path + "': " + why);
+  } catch (...) {
+    return write_result::failure("scopeprof: cannot write the report: out of memory");
+  }
+}
+
+/// Into a file, 1 MiB at a time. finish() flushes, closes and says what happened.
+class file_sink final : public output_sink {
+ public:
+  file_sink(const std::string& path, const char* what) : file_(path), path_(path), what_(what) {}
 
   /// Flush, close and report. `failure` (non-empty) is a failure of the serializer itself (out of memory).
   write_result finish(const char* failure = nullptr) noexcept {
@@ -105,50 +193,41 @@ class file_sink final : public output_sink {
     } catch (...) {
       failure = "out of memory";
     }
-    if (file_ != nullptr) {
-      if (std::fflush(file_) != 0 && error_.empty()) error_ = std::strerror(errno != 0 ? errno : EIO);
-      if (std::fclose(file_) != 0 && error_.empty()) error_ = std::strerror(errno != 0 ? errno : EIO);
-      file_ = nullptr;
-    }
-    try {
-      if (failure != nullptr && error_.empty()) error_ = failure;
-      if (error_.empty()) return write_result();
-      if (path_.empty()) return write_result::failure(std::string("scopeprof: cannot write ") + what_ + ": " + error_);
-      return write_result::failure(std::string("scopeprof: cannot write ") + what_ + " to '" + path_ + "': " + error_);
-    } catch (...) {
-      return write_result::failure("scopeprof: cannot write the report: out of memory");
-    }
+    file_.close();
+    if (failure != nullptr) file_.fail(failure);
+    return write_outcome(path_, what_, file_.error());
   }
 
  protected:
-  void consume(const std::string& chunk) override {
-    if (file_ == nullptr || !error_.empty()) return;
-    errno = 0;
-    if (std::fwrite(chunk.data(), 1, chunk.size(), file_) != chunk.size())
-      error_ = std::strerror(errno != 0 ? errno : EIO);
-  }
+  void consume(const char* data, std::size_t size) override { file_.write(data, size); }
 
  private:
-  std::FILE* file_ = nullptr;
+  output_file file_;
   std::string path_;
   const char* what_;
-  std::string error_;
 };
 
-/// Serialize into a file: every failure, the serializer's own included, becomes a write_result.
-template <class Serialize>
-write_result write_to_file(const std::string& path, const char* what, Serialize serialize) noexcept {
+/// Serialize into a sink of type Sink (file_sink, gzip_sink): every failure, the serializer's own
+/// included, becomes a write_result.
+template <class Sink, class Serialize>
+write_result write_through(const std::string& path, const char* what, Serialize& serialize) noexcept {
   try {
-    file_sink sink(path, what);
+    Sink sink(path, what);
     try {
-      serialize(sink);
+      serialize(static_cast<output_sink&>(sink));
     } catch (...) {
       return sink.finish("out of memory");
     }
     return sink.finish();
   } catch (...) {
-    return write_result::failure(std::string("scopeprof: cannot write ") + what + ": out of memory");
+    return write_outcome(std::string(), what, "out of memory");
   }
+}
+
+/// Serialize into a file.
+template <class Serialize>
+write_result write_to_file(const std::string& path, const char* what, Serialize serialize) noexcept {
+  return write_through<file_sink>(path, what, serialize);
 }
 
 }  // namespace detail

@@ -3,6 +3,8 @@
 
 #include <scopeprof/config.hpp>
 
+#include <charconv>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -161,14 +163,30 @@ inline std::string format_fixed(double v, int digits) {
   return buf;
 }
 
-/// Integer nanoseconds as microseconds with exactly three decimals ("12.345"), exact for any value.
+/// Longest text write_ns_as_us() writes: a sign, 16 digits, the point and three decimals.
+constexpr std::size_t max_us_chars = 21;
+
+/// Integer nanoseconds as microseconds with exactly three decimals ("12.345", "-0.001"), exact for any
+/// value, written at `p` (room for max_us_chars); returns the end.
+inline char* write_ns_as_us(char* p, std::int64_t ns) noexcept {
+  std::uint64_t a = static_cast<std::uint64_t>(ns);
+  if (ns < 0) {
+    *p++ = '-';
+    a = static_cast<std::uint64_t>(-(ns + 1)) + 1u;
+  }
+  p = std::to_chars(p, p + 20, a / 1000u).ptr;
+  const auto frac = static_cast<unsigned>(a % 1000u);
+  p[0] = '.';
+  p[1] = static_cast<char>('0' + frac / 100u);
+  p[2] = static_cast<char>('0' + frac / 10u % 10u);
+  p[3] = static_cast<char>('0' + frac % 10u);
+  return p + 4;
+}
+
+/// The same as a string.
 inline std::string format_ns_as_us(std::int64_t ns) {
-  char buf[48];
-  const bool neg = ns < 0;
-  const std::uint64_t a = neg ? static_cast<std::uint64_t>(-(ns + 1)) + 1u : static_cast<std::uint64_t>(ns);
-  std::snprintf(buf, sizeof buf, "%s%llu.%03llu", neg ? "-" : "", static_cast<unsigned long long>(a / 1000u),
-                static_cast<unsigned long long>(a % 1000u));
-  return buf;
+  char buf[max_us_chars];
+  return std::string(buf, write_ns_as_us(buf, ns));
 }
 
 /// FNV-1a, for stable colours and hashing names.

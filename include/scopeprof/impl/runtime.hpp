@@ -9,6 +9,7 @@
 #include <scopeprof/clock.hpp>
 #include <scopeprof/config.hpp>
 #include <scopeprof/detail/env.hpp>
+#include <scopeprof/detail/gzip_sink.hpp>
 #include <scopeprof/detail/raw_snapshot.hpp>
 #include <scopeprof/detail/sink.hpp>
 #include <scopeprof/detail/log.hpp>
@@ -278,6 +279,25 @@ inline bool ends_with(const std::string& s, const char* suffix) {
   return s.size() >= t.size() && lower(s.substr(s.size() - t.size())) == t;
 }
 
+/// The report at exit into a file: the format from the suffix (before a ".gz", which asks for gzip).
+/// Without zlib a ".gz" target is written uncompressed, without the ".gz", after one warning.
+inline write_result write_exit_report(const report& rep, const std::string& target) {
+  const bool gz = gzip_path(target);
+  const std::string plain = gz ? target.substr(0, target.size() - 3) : target;
+  std::string path = target;
+#if !SCOPEPROF_WITH_ZLIB
+  if (gz) {
+    warn("SCOPEPROF_REPORT=" + target + ": this program was built without zlib (SCOPEPROF_WITH_ZLIB=0): writing " +
+         plain + " uncompressed instead");
+    path = plain;
+  }
+#endif
+  if (ends_with(plain, ".csv")) return rep.write_csv(path);
+  if (ends_with(plain, ".trace.json")) return rep.write_chrome_trace(path);
+  if (ends_with(plain, ".json")) return rep.write_json(path);
+  return write_to_path(path, "text report", [&rep](output_sink& sink) { sink.text() += rep.to_string(); });
+}
+
 /// SCOPEPROF_REPORT at normal exit. Errors are printed, never raised. Registered once at start-up and
 /// again after anything that may have initialised the CUDA runtime (rearm_exit_report()): handlers run
 /// in reverse order of registration, so the newest runs before the runtime's own teardown, and the
@@ -295,11 +315,7 @@ inline void report_at_exit() noexcept {
       std::fflush(out);
       return;
     }
-    write_result res;
-    if (ends_with(target, ".csv")) res = rep.write_csv(target);
-    else if (ends_with(target, ".trace.json")) res = rep.write_chrome_trace(target);
-    else if (ends_with(target, ".json")) res = rep.write_json(target);
-    else res = write_to_file(target, "text report", [&rep](output_sink& sink) { sink.text() += rep.to_string(); });
+    const write_result res = write_exit_report(rep, target);
     if (!res) {
       const std::string& m = res.message();
       warn("SCOPEPROF_REPORT: " + (m.rfind("scopeprof: ", 0) == 0 ? m.substr(11) : m));

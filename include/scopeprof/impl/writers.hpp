@@ -1,7 +1,9 @@
-// scopeprof: the report's writers, thin wrappers over the serializers in format/ and the sinks.
+// scopeprof: the report's writers, thin wrappers over the serializers in format/ and the sinks (a path
+// ending in ".gz" is written as gzip: detail/gzip_sink.hpp).
 #pragma once
 
 #include <scopeprof/config.hpp>
+#include <scopeprof/detail/gzip_sink.hpp>
 #include <scopeprof/detail/sink.hpp>
 #include <scopeprof/format/chrome_trace.hpp>
 #include <scopeprof/format/csv.hpp>
@@ -30,7 +32,7 @@ SCOPEPROF_API std::string report::csv() const {
 }
 
 SCOPEPROF_API write_result report::write_csv(const std::string& path) const {
-  return detail::write_to_file(path, "CSV report", [this](detail::output_sink& sink) { detail::serialize_csv(*this, sink); });
+  return detail::write_to_path(path, "CSV report", [this](detail::output_sink& sink) { detail::serialize_csv(*this, sink); });
 }
 
 SCOPEPROF_API std::string report::json() const {
@@ -40,7 +42,7 @@ SCOPEPROF_API std::string report::json() const {
 }
 
 SCOPEPROF_API write_result report::write_json(const std::string& path) const {
-  return detail::write_to_file(path, "JSON report", [this](detail::output_sink& sink) { detail::serialize_json(*this, sink); });
+  return detail::write_to_path(path, "JSON report", [this](detail::output_sink& sink) { detail::serialize_json(*this, sink); });
 }
 
 SCOPEPROF_API std::string report::chrome_trace() const {
@@ -50,7 +52,7 @@ SCOPEPROF_API std::string report::chrome_trace() const {
 }
 
 SCOPEPROF_API write_result report::write_chrome_trace(const std::string& path) const {
-  return detail::write_to_file(path, "Chrome trace",
+  return detail::write_to_path(path, "Chrome trace",
                                [this](detail::output_sink& sink) { detail::serialize_chrome_trace(*this, sink); });
 }
 
