@@ -78,8 +78,12 @@ TEST_CASE("torch session: CPU operators and our scopes, in a table that labels e
     // The block contains its children: inclusive >= children's inclusive; self = total - children.
     CHECK(block->cpu_total_ns >= linear->cpu_total_ns + tail->cpu_total_ns);
     CHECK(block->self_cpu_ns <= block->cpu_total_ns - linear->cpu_total_ns - tail->cpu_total_ns);
-    // (Less only by the block's other children, if this LibTorch records any.)
-    CHECK(block->self_cpu_ns >= 0.9 * static_cast<double>(block->cpu_total_ns - linear->cpu_total_ns - tail->cpu_total_ns));
+    // (Less only by the block's other children, if this LibTorch records any, and by rounding: a LibTorch
+    // without Kineto keeps whole microseconds, so each call's self time may lose up to 2 us against the
+    // difference of the rounded totals; CI once saw 15 us against 17 us over 4 calls.)
+    const double gap = static_cast<double>(block->cpu_total_ns - linear->cpu_total_ns - tail->cpu_total_ns);
+    const double rounding_ns = 2000.0 * static_cast<double>(block->calls);
+    CHECK(static_cast<double>(block->self_cpu_ns) >= 0.9 * gap - rounding_ns);
     CHECK(linear->cpu_total_ns >= addmm->cpu_total_ns);
     CHECK(tail->cpu_total_ns >= relu->cpu_total_ns);
     CHECK(addmm->self_cpu_ns > 0);
