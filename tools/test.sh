@@ -25,8 +25,8 @@ jobs=$(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
 
 step() { echo "==> test.sh: $*"; }
 
-step "[1/4] dependencies: tools/install-deps.sh"
-"$root/tools/install-deps.sh"
+step "[1/4] dependencies: tools/install-deps.sh --viewers"
+"$root/tools/install-deps.sh" --viewers
 
 step "[2/4] configure: cmake -S . -B $build_dir ${cmake_args[*]}"
 cmake -S . -B "$build_dir" "${cmake_args[@]}"

@@ -1,0 +1,190 @@
+// The inputs of the viewer tests: reports written in every format a viewer reads, into one folder.
+//
+//   scopeprof_viewer_samples OUTDIR
+//
+// host.*   a real run of host-only scopes: nested scopes on the main thread and a named worker thread, a
+//          tight loop of parent/child pairs, and names a viewer must show as they are (quotes, braces,
+//          non-ASCII).
+// gpu.*    a synthetic snapshot shaped like a CUPTI run on one device (no GPU needed): steps with device
+//          spans on two streams, kernels and copies attributed to the scopes that launched them, a
+//          kernel launched outside any scope; times far from zero, so that ts + dur in doubles rounds.
+// tie.*    parents and children that end in the same nanosecond at large timestamps (the case where a
+//          consumer that adds ts and dur in doubles may put the child's end after its parent's).
+//
+// Each sample is written as OUTDIR/<name>.trace.json (Chrome trace) and OUTDIR/<name>.json (JSON report).
+// A writer added to the library for a viewer adds its file here, next to these.
+#include <scopeprof.hpp>
+#if __has_include(<scopeprof/detail/raw_snapshot.hpp>)
+#include <scopeprof/detail/raw_snapshot.hpp>
+#endif
+
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using scopeprof::activity_kind;
+using scopeprof::device_status;
+using scopeprof::detail::raw_activity;
+using scopeprof::detail::raw_instance;
+using scopeprof::detail::raw_snapshot;
+
+void spin(int n) {
+  volatile int sink = 0;
+  for (int i = 0; i < n; ++i) sink = sink + i;
+}
+
+scopeprof::report host_sample() {
+  scopeprof::set_enabled(true);
+  scopeprof::reset();
+  std::thread worker([] {
+    scopeprof::set_thread_name("loader");
+    for (int i = 0; i < 20; ++i) {
+      PROF_SCOPE("load \"batch\" {json}");
+      spin(2000);
+    }
+  });
+  for (int step = 0; step < 5; ++step) {
+    PROF_SCOPE("step");
+    {
+      PROF_SCOPE("forward");
+      spin(5000);
+      PROF_SCOPE("attention \xce\xb1\xce\xb2");  // Greek letters in UTF-8
+      spin(3000);
+    }
+    for (int i = 0; i < 200; ++i) {
+      PROF_SCOPE("iteration");
+      PROF_SCOPE("compute");
+    }
+  }
+  worker.join();
+  return scopeprof::collect();
+}
+
+raw_instance instance(std::uint32_t site, std::uint32_t depth, std::int64_t begin, std::int64_t end) {
+  raw_instance x;
+  x.site = site;
+  x.depth = depth;
+  x.host_begin_ns = begin;
+  x.host_end_ns = end;
+  return x;
+}
+
+raw_instance device_instance(std::uint32_t site, std::uint32_t depth, std::int64_t begin, std::int64_t end,
+                             std::uint64_t stream, std::int64_t dbegin, std::int64_t dend) {
+  raw_instance x = instance(site, depth, begin, end);
+  x.device = device_status::ok;
+  x.device_id = 0;
+  x.stream = stream;
+  x.device_begin_ns = dbegin;
+  x.device_end_ns = dend;
+  return x;
+}
+
+raw_activity activity(activity_kind kind, std::int64_t record, std::uint32_t name, std::uint32_t stream,
+                      std::int64_t begin, std::int64_t end) {
+  raw_activity a;
+  a.kind = kind;
+  a.thread = record < 0 ? -1 : 0;
+  a.record = record;
+  a.name = name;
+  a.device = 0;
+  a.stream = stream;
+  a.begin_ns = begin;
+  a.end_ns = end;
+  return a;
+}
+
+raw_snapshot finish(raw_snapshot s, const char* thread_name) {
+  s.threads[0].desc.name = thread_name;
+  s.threads[0].desc.os_id = 4242;
+  auto& c = s.threads[0].desc.counts;
+  c.entered = c.recorded = s.threads[0].records.size();
+  s.counts = c;
+  return s;
+}
+
+// Per step (10 us apart): step { linear (device span on stream 1 with a GEMM kernel); tail (five
+// elementwise kernels on stream 1); copy (a memcpy on stream 2) }, post-order records.
+raw_snapshot gpu_snapshot() {
+  raw_snapshot s;
+  for (const char* n : {"step", "linear", "tail", "copy"}) s.sites.push_back({n, "model.cu", "train", 1});
+  s.activity_names = {"ampere_sgemm_128x64_tn", "void elementwise_kernel<float>(float*, int)", "[CUDA memcpy DtoH]",
+                      "void stray_kernel()"};
+  s.origin_ns = 1'733'000'000'123'456'789;  // a realistic steady-clock origin: ts values far from zero
+  s.threads.emplace_back();
+  s.sources.cupti_valid = true;
+  s.sources.cupti = "synthetic CUPTI records (viewer sample)";
+  auto& recs = s.threads[0].records;
+  const std::int64_t t0 = s.origin_ns + 5'000'000'001;
+  for (int i = 0; i < 8; ++i) {
+    const std::int64_t b = t0 + i * 100'003;
+    const std::int64_t lin_d = b + 30'007, tail_d = b + 42'011, copy_d = b + 55'013;
+    recs.push_back(device_instance(1, 1, b + 1'001, b + 9'003, 1, lin_d, lin_d + 12'000));
+    const auto linear_rec = static_cast<std::int64_t>(recs.size()) - 1;
+    recs.push_back(device_instance(2, 1, b + 9'500, b + 30'000, 1, tail_d, tail_d + 5 * 2'001));
+    const auto tail_rec = static_cast<std::int64_t>(recs.size()) - 1;
+    recs.push_back(device_instance(3, 1, b + 30'100, b + 35'000, 2, copy_d, copy_d + 3'000));
+    const auto copy_rec = static_cast<std::int64_t>(recs.size()) - 1;
+    recs.push_back(device_instance(0, 0, b, b + 40'000, 1, lin_d, copy_d + 3'000));
+    s.activities.push_back(activity(activity_kind::kernel, linear_rec, 0, 7, lin_d, lin_d + 12'000));
+    for (int k = 0; k < 5; ++k)
+      s.activities.push_back(activity(activity_kind::kernel, tail_rec, 1, 7, tail_d + k * 2'001, tail_d + k * 2'001 + 2'000));
+    s.activities.push_back(activity(activity_kind::memcpy, copy_rec, 2, 9, copy_d, copy_d + 3'000));
+  }
+  s.activities.push_back(activity(activity_kind::kernel, -1, 3, 7, t0 + 900'000, t0 + 901'000));
+  return finish(std::move(s), "main");
+}
+
+// outer { inner } where both end in the same nanosecond, at timestamps whose microsecond values need
+// more than a double's 15-16 significant digits once a fraction is added.
+raw_snapshot tie_snapshot() {
+  raw_snapshot s;
+  for (const char* n : {"iteration", "compute"}) s.sites.push_back({n, "loop.cpp", "run", 1});
+  s.origin_ns = 0;
+  s.threads.emplace_back();
+  auto& recs = s.threads[0].records;
+  std::int64_t t = 9'876'543'210'123;  // about 2.7 hours after the origin
+  for (int i = 0; i < 2000; ++i) {
+    const std::int64_t b = t, e = t + 37 + (i % 11);
+    recs.push_back(instance(1, 1, b + 3, e));
+    recs.push_back(instance(0, 0, b, e));
+    t = e + 1 + (i % 3);
+  }
+  return finish(std::move(s), "main");
+}
+
+bool write_all(const scopeprof::report& rep, const std::string& dir, const std::string& name) {
+  bool ok = true;
+  for (const auto& res : {rep.write_chrome_trace(dir + "/" + name + ".trace.json"), rep.write_json(dir + "/" + name + ".json")}) {
+    if (!res) {
+      std::fprintf(stderr, "scopeprof_viewer_samples: %s\n", res.message().c_str());
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: scopeprof_viewer_samples OUTDIR\n");
+    return 2;
+  }
+  const std::string dir = argv[1];
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    std::fprintf(stderr, "scopeprof_viewer_samples: cannot create %s: %s\n", dir.c_str(), ec.message().c_str());
+    return 1;
+  }
+  bool ok = write_all(host_sample(), dir, "host");
+  ok = write_all(scopeprof::detail::build_report(gpu_snapshot()), dir, "gpu") && ok;
+  ok = write_all(scopeprof::detail::build_report(tie_snapshot()), dir, "tie") && ok;
+  return ok ? 0 : 1;
+}
