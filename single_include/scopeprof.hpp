@@ -417,17 +417,22 @@ struct thread_desc {
   scope_counts counts;
 };
 
-/// @brief Summary of a set of durations (nanoseconds). StdDev is the population standard deviation.
+/// @brief Summary of a set of durations (nanoseconds), read from a streaming distribution in constant
+/// memory. count, sum, min and max are exact; mean and stddev (population) are exact up to double
+/// rounding; median, p90 and p99 are nearest-rank quantiles within 1/129 (< 0.8%) relative of the true
+/// value (a log-bucket histogram), clamped to [min, max].
 struct duration_stats {
   std::uint64_t count = 0;
   std::int64_t sum = 0;
   std::int64_t min = 0;
   std::int64_t max = 0;
   double mean = 0;
-  double median = 0;
+  double median = 0;  ///< p50, within 1/129 relative
   double stddev = 0;
+  double p90 = 0;     ///< within 1/129 relative
+  double p99 = 0;     ///< within 1/129 relative
 
-  /// Statistics of these values (sorted in place: the vector is taken by value).
+  /// Statistics of these values, computed as the report computes them (the same bounds).
   static duration_stats of(std::vector<std::int64_t> values);
 };
 
@@ -439,11 +444,13 @@ struct flat_row {
   std::int64_t host_total_ns = 0;
   std::int64_t host_self_ns = 0;
   duration_stats host;       ///< over every instance's inclusive host time
+  duration_stats host_self;  ///< over every instance's host self time
   double host_time_pct = 0;  ///< this row's host self time as a share of all host self time
   std::uint64_t device_calls = 0;  ///< instances with a valid device span
   std::int64_t device_total_ns = 0;
   std::int64_t device_self_ns = 0;
-  duration_stats device;
+  duration_stats device;       ///< over every valid instance's device span
+  duration_stats device_self;  ///< over every valid instance's device self time
   std::uint64_t device_captured = 0;  ///< instances whose device time is "n/a (captured)"
   std::uint64_t device_invalid = 0;
   std::uint64_t kernels = 0;            ///< CUPTI: kernels launched inside these scopes (children included)
@@ -486,6 +493,10 @@ struct tree_row {
   std::uint64_t copies = 0;
   std::int64_t device_busy_ns = 0;
   std::int64_t device_busy_self_ns = 0;
+  duration_stats host;         ///< over this path's instances' host totals
+  duration_stats host_self;    ///< ... host self times
+  duration_stats device;       ///< ... device spans (valid instances)
+  duration_stats device_self;  ///< ... device self times (valid instances)
 };
 
 /// @brief Which evidence each column comes from, and whether it is valid for this run.
@@ -4307,8 +4318,382 @@ SCOPEPROF_NAMESPACE_END
 SCOPEPROF_DETAIL_COLD_END
 // ---- end scopeprof/impl/cupti.hpp ----
 // ---- begin scopeprof/impl/report.hpp ----
-// scopeprof: the report's cold code: statistics and build_report() (raw snapshot to report).
+// scopeprof: the report's cold code: duration_stats::of() and build_report() (raw snapshot to report).
 
+// ---- begin scopeprof/detail/report/stats.hpp ----
+// scopeprof: report builder helper: a streaming distribution as the report's duration_stats.
+
+// ---- begin scopeprof/detail/distribution.hpp ----
+// scopeprof: one quantity's distribution in constant memory: exact count, sum, min, max, mean and standard
+// deviation (running_stats) and quantiles within 1/129 relative (log_histogram). The report's statistics
+// (duration_stats) are read from these, so every table figure is either exact or within that bound.
+
+// ---- begin scopeprof/detail/log_histogram.hpp ----
+// scopeprof: a log-linear histogram of non-negative int64 durations (ns) with a fixed relative error, for
+// quantiles of any number of scopes in memory that depends on the spread of the values, not their count.
+//
+// Buckets. Values 0..127 have one bucket each (exact). A value v >= 128 with highest set bit h (7..62) goes
+// to one of 64 equal sub-buckets of [2^h, 2^(h+1)), chosen by the 6 bits below h: width w = 2^(h-6), lower
+// bound L = m*w with m = v >> (h-6) in 64..127, index (h-6)*64 + m. The index is one bit scan and a shift
+// (no floating point); 0..INT64_MAX takes 3712 buckets. Indices 64..127 of both rules agree (w = 1).
+//
+// Error bound. A bucket [L, U] (U = L + w - 1) reports r = L + floor(w*m / (2m+1)), the integer next to the
+// harmonic mean 2LU/(L+U), which minimises the worst relative error. For every integer x in [L, U]:
+//     |r - x| <= x / (2m+1) <= x / 129   (0.7752%),
+// since r - L <= w*m/(2m+1) = L/(2m+1), and U - r <= (w*(m+1) - 1)/(2m+1) = U/(2m+1) (the floor loses
+// at most 2m/(2m+1)). No other integer r has a smaller worst error (checked for every bucket by the tests).
+// Below 128 the error is 0. Quantiles are clamped to the exact min and max, which only brings them closer to
+// the true value; rank 1 and rank count() return the exact min and max.
+//
+// Storage: one std::vector<uint64_t> holding the window [lo, hi] of bucket indices seen so far, grown on
+// demand with half an octave (32 buckets) of slack on the side it grows. Values spanning 3 octaves need about
+// 200-260 counters (2 KiB); all 57 octaves 3712 (29.7 KiB).
+
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// Log-linear histogram of int64 nanoseconds; quantiles within 1/129 relative of the true value.
+class log_histogram {
+ public:
+  /// Values below this are counted exactly.
+  static constexpr std::int64_t exact_below = 128;
+  /// Sub-buckets per power of two above exact_below.
+  static constexpr std::uint32_t sub_buckets = 64;
+  /// Buckets needed for 0..INT64_MAX (the last one ends at INT64_MAX).
+  static constexpr std::uint32_t max_buckets = 3712;
+  /// Buckets added beyond the new value whenever the window grows.
+  static constexpr std::uint32_t growth_slack = 32;
+
+  /// Index of the bucket holding v (v >= 0).
+  static constexpr std::uint32_t bucket_index(std::int64_t v) noexcept {
+    const auto u = static_cast<std::uint64_t>(v);
+    if (u < static_cast<std::uint64_t>(exact_below)) return static_cast<std::uint32_t>(u);
+    const int shift = highest_bit(u) - 6;
+    return static_cast<std::uint32_t>((static_cast<std::uint64_t>(shift) << 6) + (u >> shift));
+  }
+  /// Smallest value of bucket i.
+  static constexpr std::int64_t bucket_lower(std::uint32_t i) noexcept {
+    if (i < exact_below) return i;
+    return static_cast<std::int64_t>(static_cast<std::uint64_t>((i & 63u) + 64u) << ((i >> 6) - 1));
+  }
+  /// Largest value of bucket i (inclusive; INT64_MAX for the last bucket).
+  static constexpr std::int64_t bucket_upper(std::uint32_t i) noexcept {
+    if (i < exact_below) return i;
+    const std::uint64_t w = std::uint64_t{1} << ((i >> 6) - 1);
+    return static_cast<std::int64_t>(static_cast<std::uint64_t>(bucket_lower(i)) + (w - 1));
+  }
+  /// The value bucket i reports: within 1/(2m+1) <= 1/129 relative of every value in it (see the top).
+  static constexpr std::int64_t bucket_value(std::uint32_t i) noexcept {
+    if (i < exact_below) return i;
+    const std::uint64_t m = (i & 63u) + 64u;
+    const std::uint64_t w = std::uint64_t{1} << ((i >> 6) - 1);
+    return bucket_lower(i) + static_cast<std::int64_t>(w * m / (2 * m + 1));  // w*m < 2^63
+  }
+
+  /// Counts v n times. v < 0 is counted as 0 (and in negatives()). Allocates only when v lies outside the
+  /// window; if that allocation fails the n values go to lost() instead.
+  void record(std::int64_t v, std::uint64_t n = 1) noexcept {
+    if (n == 0) return;
+    if (v < 0) {
+      negatives_ += n;
+      v = 0;
+    }
+    const std::uint32_t i = bucket_index(v);
+    const std::size_t off = static_cast<std::size_t>(i - lo_);  // wraps (huge) when i < lo_
+    if (SCOPEPROF_LIKELY(off < counts_.size())) {
+      counts_[off] += n;
+    } else if (cover(i, i)) {
+      counts_[i - lo_] += n;
+    } else {
+      lost_ += n;
+      return;
+    }
+    note(v, v, n);
+  }
+
+  /// Adds every count of `o` (as if its values had been recorded here), and its lost() and negatives().
+  void merge(const log_histogram& o) noexcept {
+    const std::uint64_t total = o.total_, lost = o.lost_, negatives = o.negatives_;  // `o` may be *this
+    lost_ += lost;
+    negatives_ += negatives;
+    if (total == 0) return;
+    const std::uint32_t first = bucket_index(o.min_), last = bucket_index(o.max_);
+    if (!cover(first, last)) {
+      lost_ += total;
+      return;
+    }
+    for (std::uint32_t i = first; i <= last; ++i) counts_[i - lo_] += o.counts_[i - o.lo_];
+    note(o.min_, o.max_, total);
+  }
+
+  /// Values counted (not lost).
+  std::uint64_t count() const noexcept { return total_; }
+  /// Values dropped because the window could not grow (out of memory).
+  std::uint64_t lost() const noexcept { return lost_; }
+  /// Negative values seen (each counted as 0).
+  std::uint64_t negatives() const noexcept { return negatives_; }
+  /// Exact smallest and largest value counted (0 when empty).
+  std::int64_t(min)() const noexcept { return total_ ? min_ : 0; }
+  std::int64_t(max)() const noexcept { return total_ ? max_ : 0; }
+
+  /// Nearest rank: the k-th smallest value, k = clamp(ceil(q * count()), 1, count()), so q = 0 gives the min
+  /// and q = 1 the max (both exact). Otherwise the bucket_value() of its bucket clamped to [min(), max()]:
+  /// within 1/129 of the true k-th value. 0 when empty. q outside [0, 1] (or NaN) is clamped (NaN as 0).
+  std::int64_t quantile(double q) const noexcept {
+    if (total_ == 0) return 0;
+    const std::uint64_t k = rank(q, total_);
+    if (k == 1) return min_;
+    if (k == total_) return max_;
+    const std::size_t first = bucket_index(min_) - lo_, last = bucket_index(max_) - lo_;
+    std::uint64_t seen = 0;
+    for (std::size_t j = first; j <= last; ++j) {
+      seen += counts_[j];
+      if (seen >= k) {
+        const std::int64_t r = bucket_value(static_cast<std::uint32_t>(j + lo_));
+        return r < min_ ? min_ : (r > max_ ? max_ : r);
+      }
+    }
+    return max_;  // not reached: the counts between min and max add up to count()
+  }
+
+  /// The 1-based nearest rank quantile() uses for q over n >= 1 values.
+  static std::uint64_t rank(double q, std::uint64_t n) noexcept {
+    if (!(q > 0.0)) return 1;
+    const double r = std::ceil(q * static_cast<double>(n));
+    if (r <= 1.0) return 1;
+    if (r >= static_cast<double>(n)) return n;
+    return static_cast<std::uint64_t>(r);
+  }
+
+  /// Counters held (the window's width), empty or not.
+  std::size_t bucket_count() const noexcept { return counts_.size(); }
+  /// Bytes this histogram occupies: the object and its counter storage.
+  std::size_t memory_bytes() const noexcept { return sizeof(*this) + counts_.capacity() * sizeof(std::uint64_t); }
+
+  /// Forgets every value and counter; keeps the window, so refilling it does not allocate.
+  void clear() noexcept {
+    std::fill(counts_.begin(), counts_.end(), std::uint64_t{0});
+    total_ = lost_ = negatives_ = 0;
+    min_ = (std::numeric_limits<std::int64_t>::max)();
+    max_ = 0;
+  }
+
+  /// Calls f(lower, upper, count) for each non-empty bucket in ascending order (bounds inclusive), e.g. to
+  /// serialize: recording each `lower` `count` times rebuilds the same buckets.
+  template <class F>
+  void for_each_bucket(F&& f) const {
+    for (std::size_t j = 0; j < counts_.size(); ++j) {
+      if (counts_[j] == 0) continue;
+      const auto i = static_cast<std::uint32_t>(j + lo_);
+      f(bucket_lower(i), bucket_upper(i), counts_[j]);
+    }
+  }
+
+ private:
+  static constexpr int highest_bit(std::uint64_t u) noexcept {  // u != 0
+#if defined(__GNUC__) || defined(__clang__)
+    return 63 - __builtin_clzll(u);
+#else
+    int h = 0;
+    for (int s = 32; s > 0; s >>= 1) {
+      if (u >> s) {
+        u >>= s;
+        h += s;
+      }
+    }
+    return h;
+#endif
+  }
+
+  void note(std::int64_t lo, std::int64_t hi, std::uint64_t n) noexcept {
+    total_ += n;
+    if (lo < min_) min_ = lo;
+    if (hi > max_) max_ = hi;
+  }
+
+  /// Grows the window to hold buckets [a, b] (a <= b), with growth_slack on each side it extends. False,
+  /// with nothing changed, when the allocation fails.
+  SCOPEPROF_NOINLINE bool cover(std::uint32_t a, std::uint32_t b) noexcept {
+    const bool empty = counts_.empty();
+    const std::uint32_t hi = empty ? 0 : lo_ + static_cast<std::uint32_t>(counts_.size()) - 1;
+    std::uint32_t new_lo = empty ? a : (std::min)(a, lo_);
+    std::uint32_t new_hi = empty ? b : (std::max)(b, hi);
+    if (empty || new_lo < lo_) new_lo = new_lo > growth_slack ? new_lo - growth_slack : 0;
+    if (empty || new_hi > hi) new_hi = (std::min)(new_hi + growth_slack, max_buckets - 1);
+    if (!empty && new_lo == lo_ && new_hi == hi) return true;
+    try {
+      std::vector<std::uint64_t> next(std::size_t{new_hi} - new_lo + 1, 0);
+      std::copy(counts_.begin(), counts_.end(), next.begin() + (empty ? 0 : lo_ - new_lo));
+      counts_.swap(next);
+      lo_ = new_lo;
+      return true;
+    } catch (...) {  // std::bad_alloc
+      return false;
+    }
+  }
+
+  std::vector<std::uint64_t> counts_;  // counts_[j]: bucket lo_ + j
+  std::uint32_t lo_ = 0;
+  std::uint64_t total_ = 0;
+  std::uint64_t lost_ = 0;
+  std::uint64_t negatives_ = 0;
+  std::int64_t min_ = (std::numeric_limits<std::int64_t>::max)();
+  std::int64_t max_ = 0;
+};
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/log_histogram.hpp ----
+// ---- begin scopeprof/detail/running_stats.hpp ----
+// scopeprof: streaming count, sum, min, max, mean and standard deviation of int64 values (nanoseconds), in
+// constant memory. Welford's update for one value; Chan, Golub and LeVeque's pairwise combination for merging
+// two partial results (per thread, per collect), so the order of folding does not matter beyond rounding.
+
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// Streaming statistics of int64 values. count, sum, min and max are exact (sum: see below); mean and the
+/// deviation are doubles. Empty: count 0, sum 0, min INT64_MAX, max INT64_MIN, mean 0, stddev 0.
+struct running_stats {
+  std::uint64_t count = 0;
+  /// Exact while the true total fits an int64. Each addition saturates at INT64_MAX (INT64_MIN) instead of
+  /// wrapping: non-negative nanoseconds reach it after 2^63 ns, about 292 years of summed time (or after two
+  /// values near 2^62). mean() and stddev() do not use it and stay right past that.
+  std::int64_t sum = 0;
+  std::int64_t min = (std::numeric_limits<std::int64_t>::max)();
+  std::int64_t max = (std::numeric_limits<std::int64_t>::min)();
+
+  /// Adds one value (Welford's update).
+  void add(std::int64_t v) noexcept {
+    ++count;
+    sum = saturating_add(sum, v);
+    if (v < min) min = v;
+    if (v > max) max = v;
+    const double x = static_cast<double>(v);
+    const double d = x - mean_;
+    mean_ += d / static_cast<double>(count);
+    m2_ += d * (x - mean_);
+  }
+
+  /// Adds every value `o` holds, as if they had been add()ed here (Chan et al.). Merging an empty one
+  /// changes nothing; merging into an empty one copies `o`.
+  void merge(const running_stats& o) noexcept {
+    if (o.count == 0) return;
+    if (count == 0) {
+      *this = o;
+      return;
+    }
+    const double na = static_cast<double>(count);
+    const double nb = static_cast<double>(o.count);
+    const double n = na + nb;
+    const double d = o.mean_ - mean_;
+    mean_ += d * (nb / n);
+    m2_ += o.m2_ + d * d * (na * (nb / n));
+    count += o.count;
+    sum = saturating_add(sum, o.sum);
+    if (o.min < min) min = o.min;
+    if (o.max > max) max = o.max;
+  }
+
+  /// Arithmetic mean (0 when empty). Rounded to double, not derived from `sum`.
+  double mean() const noexcept { return count ? mean_ : 0.0; }
+  /// Population variance: the sum of squared deviations divided by count, not count - 1 (0 when empty).
+  double variance() const noexcept { return count ? (m2_ > 0 ? m2_ / static_cast<double>(count) : 0.0) : 0.0; }
+  /// Population standard deviation, sqrt(variance()).
+  double stddev() const noexcept { return std::sqrt(variance()); }
+
+  /// a + b clamped to the int64 range.
+  static std::int64_t saturating_add(std::int64_t a, std::int64_t b) noexcept {
+    constexpr std::int64_t hi = (std::numeric_limits<std::int64_t>::max)();
+    constexpr std::int64_t lo = (std::numeric_limits<std::int64_t>::min)();
+    if (b > 0 && a > hi - b) return hi;
+    if (b < 0 && a < lo - b) return lo;
+    return a + b;
+  }
+
+ private:
+  double mean_ = 0.0;  // running mean
+  double m2_ = 0.0;    // sum of squared deviations from the running mean
+};
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/running_stats.hpp ----
+
+#include <cstdint>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// Relative error bound of every quantile a distribution reports (log_histogram's 1/129).
+constexpr double quantile_relative_error = 1.0 / 129.0;
+
+/// One quantity's distribution: exact count/sum/min/max/mean/stddev and quantiles within 1/129.
+struct distribution {
+  running_stats stats;
+  log_histogram histogram;
+  void add(std::int64_t v) noexcept {
+    stats.add(v);
+    histogram.record(v);
+  }
+  void merge(const distribution& o) noexcept {
+    stats.merge(o.stats);
+    histogram.merge(o.histogram);
+  }
+  /// Empty again; the histogram keeps its window.
+  void clear() noexcept {
+    stats = running_stats{};
+    histogram.clear();
+  }
+};
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/distribution.hpp ----
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// The report's statistics of `d`: exact count/sum/min/max/mean/stddev, quantiles within 1/129.
+inline duration_stats stats_of(const distribution& d) noexcept {
+  duration_stats s;
+  const running_stats& r = d.stats;
+  s.count = r.count;
+  if (r.count == 0) return s;
+  s.sum = r.sum;
+  s.min = r.min;
+  s.max = r.max;
+  s.mean = r.mean();
+  s.stddev = r.stddev();
+  // The histogram counts a negative value as 0 (never the case for durations); clamp to the exact range.
+  const auto q = [&](double p) {
+    std::int64_t v = d.histogram.quantile(p);
+    if (v < r.min) v = r.min;
+    if (v > r.max) v = r.max;
+    return static_cast<double>(v);
+  };
+  s.median = q(0.5);
+  s.p90 = q(0.9);
+  s.p99 = q(0.99);
+  return s;
+}
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/report/stats.hpp ----
 // ---- begin scopeprof/detail/report_builder.hpp ----
 // scopeprof: the report builder: raw per-thread records in, a report out. Runs the passes in
 // detail/report/ in order; each is a pure function of what the passes before it produced.
@@ -4582,27 +4967,52 @@ SCOPEPROF_NAMESPACE_END
 SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
-/// One empty row per distinct site name, in order of first appearance; `group_of_site[s]` is the row of
-/// site s.
-inline std::vector<flat_row> flat_rows_by_name(const std::vector<site_desc>& sites, std::vector<std::size_t>& group_of_site) {
-  std::vector<flat_row> rows;
+/// Sites grouped by name: `group_of_site[s]` is the group of site s; returns the groups' names in order
+/// of first appearance.
+inline std::vector<std::string> group_sites_by_name(const std::vector<site_desc>& sites, std::vector<std::size_t>& group_of_site) {
+  std::vector<std::string> names;
   std::unordered_map<std::string, std::size_t> by_name;
   group_of_site.assign(sites.size(), 0);
   for (std::size_t s = 0; s < sites.size(); ++s) {
-    auto it = by_name.emplace(sites[s].name, rows.size());
-    if (it.second) {
-      rows.emplace_back();
-      rows.back().name = sites[s].name;
-    }
+    auto it = by_name.emplace(sites[s].name, names.size());
+    if (it.second) names.push_back(sites[s].name);
     group_of_site[s] = it.first->second;
   }
+  return names;
+}
+
+/// One empty row per distinct site name, in order of first appearance; `group_of_site[s]` is the row of
+/// site s.
+inline std::vector<flat_row> flat_rows_by_name(const std::vector<site_desc>& sites, std::vector<std::size_t>& group_of_site) {
+  std::vector<std::string> names = group_sites_by_name(sites, group_of_site);
+  std::vector<flat_row> rows(names.size());
+  for (std::size_t g = 0; g < names.size(); ++g) rows[g].name = std::move(names[g]);
   return rows;
 }
 
+/// The four distributions behind a row's (or a path's) statistics.
+struct row_distributions {
+  distribution host, host_self, device, device_self;
+  void add(const scope_instance& s) noexcept {
+    host.add(s.host_total_ns());
+    host_self.add(s.host_self_ns);
+    if (s.device == device_status::ok) {
+      device.add(s.device_span_ns());
+      device_self.add(s.device_self_ns);
+    }
+  }
+  template <class Row>
+  void store(Row& row) const noexcept {
+    row.host = stats_of(host);
+    row.host_self = stats_of(host_self);
+    row.device = stats_of(device);
+    row.device_self = stats_of(device_self);
+  }
+};
+
 /// Add one instance to its row. `outermost`: no open ancestor has the same name, so the inclusive
-/// totals take it. Its host total (and device span) join the samples of the row's statistics.
-inline void add_to_flat_row(flat_row& row, const scope_instance& s, bool outermost, std::vector<std::int64_t>& host,
-                            std::vector<std::int64_t>& device) {
+/// totals take it. Its times join the row's distributions.
+inline void add_to_flat_row(flat_row& row, const scope_instance& s, bool outermost, row_distributions& dist) {
   ++row.calls;
   if (outermost) {
     row.host_total_ns += s.host_total_ns();
@@ -4612,13 +5022,12 @@ inline void add_to_flat_row(flat_row& row, const scope_instance& s, bool outermo
   }
   row.device_busy_self_ns += s.device_busy_self_ns;
   row.host_self_ns += s.host_self_ns;
-  host.push_back(s.host_total_ns());
+  dist.add(s);
   switch (s.device) {
     case device_status::ok:
       ++row.device_calls;
       if (outermost) row.device_total_ns += s.device_span_ns();
       row.device_self_ns += s.device_self_ns;
-      device.push_back(s.device_span_ns());
       break;
     case device_status::captured: ++row.device_captured; break;
     case device_status::invalid: ++row.device_invalid; break;
@@ -4627,11 +5036,9 @@ inline void add_to_flat_row(flat_row& row, const scope_instance& s, bool outermo
 }
 
 /// Statistics and shares of the accumulated rows; rows without calls go, the rest by host self time.
-inline void finish_flat_rows(std::vector<flat_row>& rows, std::vector<std::vector<std::int64_t>>& host,
-                             std::vector<std::vector<std::int64_t>>& device, std::int64_t all_self) {
+inline void finish_flat_rows(std::vector<flat_row>& rows, const std::vector<row_distributions>& dist, std::int64_t all_self) {
   for (std::size_t g = 0; g < rows.size(); ++g) {
-    rows[g].host = duration_stats::of(std::move(host[g]));
-    rows[g].device = duration_stats::of(std::move(device[g]));
+    dist[g].store(rows[g]);
     rows[g].host_time_pct = all_self > 0 ? 100.0 * static_cast<double>(rows[g].host_self_ns) / all_self : 0.0;
   }
   rows.erase(std::remove_if(rows.begin(), rows.end(), [](const flat_row& f) { return f.calls == 0; }), rows.end());
@@ -4644,7 +5051,7 @@ inline std::vector<flat_row> build_flat_rows(const std::vector<site_desc>& sites
   std::vector<std::size_t> group_of_site;
   std::vector<flat_row> rows = flat_rows_by_name(sites, group_of_site);
   const std::size_t groups = rows.size();
-  std::vector<std::vector<std::int64_t>> host(groups), device(groups);
+  std::vector<row_distributions> dist(groups);
   std::vector<std::uint32_t> active(groups, 0);  // open ancestors with the same name
   std::vector<std::size_t> stack;                // groups of the current ancestor chain
   std::int64_t all_self = 0;
@@ -4659,12 +5066,12 @@ inline std::vector<flat_row> build_flat_rows(const std::vector<site_desc>& sites
     }
     const std::size_t g = s.site < group_of_site.size() ? group_of_site[s.site] : 0;
     if (groups == 0) break;
-    add_to_flat_row(rows[g], s, active[g] == 0, host[g], device[g]);
+    add_to_flat_row(rows[g], s, active[g] == 0, dist[g]);
     all_self += s.host_self_ns;
     ++active[g];
     stack.push_back(g);
   }
-  finish_flat_rows(rows, host, device, all_self);
+  finish_flat_rows(rows, dist, all_self);
   return rows;
 }
 
@@ -4683,9 +5090,12 @@ SCOPEPROF_NAMESPACE_END
 SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
-/// The call tree of one thread's records, by record index.
+/// The call tree of one thread's records, by record index. The children of record i are
+/// kids[first[i] .. first[i] + count[i]) (one flat array: no vector per record).
 struct record_tree {
-  std::vector<std::vector<std::uint32_t>> children;
+  std::vector<std::uint32_t> kids;
+  std::vector<std::uint32_t> first;
+  std::vector<std::uint32_t> count;
   std::vector<std::uint32_t> roots;  // top-level records and orphans, by begin time
   std::vector<char> orphan;          // 1: its recorded parent is missing or does not contain it
 };
@@ -4694,12 +5104,15 @@ inline bool record_contains(const raw_instance& outer, const raw_instance& inner
   return outer.host_begin_ns <= inner.host_begin_ns && inner.host_end_ns <= outer.host_end_ns;
 }
 
-/// Siblings by begin time; at equal begin times, the shallower recorded depth first.
-inline void sort_records_by_begin(const std::vector<raw_instance>& recs, std::vector<std::uint32_t>& order) {
-  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+/// Siblings by begin time; at equal begin times, the shallower recorded depth first. Siblings that
+/// ended in order on one thread are mostly in that order already: checked first, sorted only if not.
+template <class It>
+inline void sort_records_by_begin(const std::vector<raw_instance>& recs, It first, It last) {
+  const auto before = [&](std::uint32_t a, std::uint32_t b) {
     return recs[a].host_begin_ns != recs[b].host_begin_ns ? recs[a].host_begin_ns < recs[b].host_begin_ns
                                                           : recs[a].depth < recs[b].depth;
-  });
+  };
+  if (!std::is_sorted(first, last, before)) std::stable_sort(first, last, before);
 }
 
 // Records arrive in post-order with their nesting level: a scope's children are the records one level
@@ -4708,7 +5121,9 @@ inline void sort_records_by_begin(const std::vector<raw_instance>& recs, std::ve
 inline record_tree link_records(const std::vector<raw_instance>& recs) {
   const std::size_t n = recs.size();
   record_tree t;
-  t.children.resize(n);
+  t.kids.reserve(n);
+  t.first.assign(n, 0);
+  t.count.assign(n, 0);
   t.orphan.assign(n, 0);
   std::vector<std::vector<std::uint32_t>> pending;  // by recorded depth
   for (std::uint32_t i = 0; i < n; ++i) {
@@ -4718,10 +5133,12 @@ inline record_tree link_records(const std::vector<raw_instance>& recs) {
       for (auto c : pending[k]) t.orphan[c] = 1, t.roots.push_back(c);
       pending[k].clear();
     }
+    t.first[i] = static_cast<std::uint32_t>(t.kids.size());
     for (auto c : pending[d + 1]) {
-      if (record_contains(recs[i], recs[c])) t.children[i].push_back(c);
+      if (record_contains(recs[i], recs[c])) t.kids.push_back(c);
       else t.orphan[c] = 1, t.roots.push_back(c);
     }
+    t.count[i] = static_cast<std::uint32_t>(t.kids.size() - t.first[i]);
     pending[d + 1].clear();
     pending[d].push_back(i);
   }
@@ -4730,7 +5147,7 @@ inline record_tree link_records(const std::vector<raw_instance>& recs) {
       if (k > 0) t.orphan[c] = 1;
       t.roots.push_back(c);
     }
-  sort_records_by_begin(recs, t.roots);
+  sort_records_by_begin(recs, t.roots.begin(), t.roots.end());
   return t;
 }
 
@@ -4774,9 +5191,10 @@ inline std::uint64_t append_thread_instances(const std::vector<raw_instance>& re
     const auto index = static_cast<std::int64_t>(out.size());
     instance_of[f.rec] = index;
     out.push_back(s);
-    auto& ch = t.children[f.rec];
-    sort_records_by_begin(recs, ch);
-    for (auto it = ch.rbegin(); it != ch.rend(); ++it) stack.push_back({*it, index, f.depth + 1});
+    const auto kids_begin = t.kids.begin() + t.first[f.rec];
+    const auto kids_end = kids_begin + t.count[f.rec];
+    sort_records_by_begin(recs, kids_begin, kids_end);
+    for (auto it = kids_end; it != kids_begin;) stack.push_back({*--it, index, f.depth + 1});
   }
   return orphans;
 }
@@ -4952,6 +5370,7 @@ struct path_nodes {
   struct node {
     tree_row row;
     std::vector<std::size_t> children;
+    row_distributions dist;
   };
   std::vector<node> nodes;
   std::vector<std::size_t> roots;
@@ -4972,35 +5391,36 @@ inline void add_to_tree_row(tree_row& row, const scope_instance& s) {
   }
 }
 
-/// Sum the instances (in pre-order) by path: nodes in order of first appearance.
+/// Sum the instances (in pre-order) by path: nodes in order of first appearance. A path is (parent
+/// node, name), keyed by integers: sites with the same name share a path.
 inline path_nodes sum_by_path(const std::vector<site_desc>& sites, const std::vector<scope_instance>& in) {
   path_nodes p;
-  std::unordered_map<std::string, std::size_t> index;  // key: parent node index + '\0' + name
+  std::vector<std::size_t> group_of_site;
+  std::vector<std::string> names = group_sites_by_name(sites, group_of_site);
+  const std::size_t unnamed = names.size();  // a site id outside the list (never from the recorder)
+  names.emplace_back();
+  std::unordered_map<std::uint64_t, std::size_t> index;  // key: (parent node + 1) << 32 | name group
   std::vector<std::size_t> node_of(in.size());
   for (std::size_t i = 0; i < in.size(); ++i) {
     const auto& s = in[i];
-    const std::string& name = s.site < sites.size() ? sites[s.site].name : std::string();
+    const std::size_t group = s.site < group_of_site.size() ? group_of_site[s.site] : unnamed;
     const std::int64_t parent_node = s.parent < 0 ? -1 : static_cast<std::int64_t>(node_of[static_cast<std::size_t>(s.parent)]);
-    std::string key = std::to_string(parent_node);
-    key += '\0';
-    key += name;
-    auto it = index.find(key);
-    std::size_t n;
-    if (it == index.end()) {
-      n = p.nodes.size();
+    const std::uint64_t key = (static_cast<std::uint64_t>(parent_node + 1) << 32) | group;
+    const auto found = index.emplace(key, p.nodes.size());
+    const std::size_t n = found.first->second;
+    if (found.second) {
       p.nodes.emplace_back();
-      p.nodes[n].row.name = name;
+      p.nodes[n].row.name = names[group];
       p.nodes[n].row.depth = s.depth;
       p.nodes[n].row.parent = parent_node;
-      index.emplace(std::move(key), n);
       if (parent_node < 0) p.roots.push_back(n);
       else p.nodes[static_cast<std::size_t>(parent_node)].children.push_back(n);
-    } else {
-      n = it->second;
     }
     node_of[i] = n;
     add_to_tree_row(p.nodes[n].row, s);
+    p.nodes[n].dist.add(s);
   }
+  for (auto& node : p.nodes) node.dist.store(node.row);
   return p;
 }
 
@@ -5054,6 +5474,13 @@ class report_builder {
     r.origin_ns_ = raw.origin_ns;
     // instance_of[t][i]: the instance of record i of thread t (CUPTI records name their scope so).
     std::vector<std::vector<std::int64_t>> instance_of(raw.threads.size());
+    std::size_t total = 0;
+    bool any_device = false;
+    for (const auto& th : raw.threads) {
+      total += th.records.size();
+      for (const auto& x : th.records) any_device |= x.device == device_status::ok;
+    }
+    r.instances_.reserve(total);
     for (std::size_t t = 0; t < raw.threads.size(); ++t) {
       r.threads_.push_back(raw.threads[t].desc);
       r.orphans_ += append_thread_instances(raw.threads[t].records, static_cast<std::uint32_t>(t), r.instances_,
@@ -5069,7 +5496,7 @@ class report_builder {
       r.kernel_summary_ =
           build_kernel_summary(r.sites_, r.instances_, r.activities_, r.activity_names_, r.activity_demangled_);
     }
-    compute_device_self(r.instances_);
+    if (any_device) compute_device_self(r.instances_);
     r.flat_ = build_flat_rows(r.sites_, r.instances_);
     r.tree_ = build_tree_rows(r.sites_, r.instances_);
     return r;
@@ -5080,8 +5507,6 @@ class report_builder {
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/detail/report_builder.hpp ----
 
-#include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -5089,24 +5514,10 @@ SCOPEPROF_NAMESPACE_END
 SCOPEPROF_NAMESPACE_BEGIN
 
 SCOPEPROF_API duration_stats duration_stats::of(std::vector<std::int64_t> values) {
-    duration_stats s;
-    s.count = values.size();
-    if (values.empty()) return s;
-    std::sort(values.begin(), values.end());
-    s.min = values.front();
-    s.max = values.back();
-    long double sum = 0;
-    for (auto v : values) sum += v;
-    s.sum = static_cast<std::int64_t>(sum);
-    s.mean = static_cast<double>(sum / values.size());
-    const std::size_t n = values.size();
-    s.median = n % 2 ? static_cast<double>(values[n / 2])
-                     : (static_cast<double>(values[n / 2 - 1]) + static_cast<double>(values[n / 2])) / 2.0;
-    long double sq = 0;
-    for (auto v : values) sq += (v - s.mean) * (v - s.mean);
-    s.stddev = std::sqrt(static_cast<double>(sq / n));
-    return s;
-  }
+  detail::distribution d;
+  for (const std::int64_t v : values) d.add(v);
+  return detail::stats_of(d);
+}
 
 SCOPEPROF_API report detail::build_report(raw_snapshot raw) { return report_builder::build(std::move(raw)); }
 
@@ -5802,7 +6213,9 @@ SCOPEPROF_NAMESPACE_END
 //   view=meta  name=<counter or evidence key>, value in the "value" column
 //   view=flat  one row per scope name
 //   view=tree  one row per call path; "row" numbers the tree rows, "parent" points at the parent row
-// Device cells are empty where there is no valid device time; device_status says why.
+// Device cells are empty where there is no valid device time; device_status says why. The *_med_us,
+// *_p90_us and *_p99_us cells are within 1/129 relative (log-bucket histogram); every other cell is exact
+// (meta row "quantiles" says so in the file).
 
 
 #include <string>
@@ -5819,8 +6232,28 @@ inline void append_csv_header(std::string& out) {
       "view,row,parent,depth,name,value,calls,host_total_us,host_self_us,host_avg_us,host_med_us,host_min_us,"
       "host_max_us,host_stddev_us,host_time_pct,device_calls,device_total_us,device_self_us,device_avg_us,"
       "device_med_us,device_min_us,device_max_us,device_stddev_us,host_device_ratio,device_status,device_busy_us,"
-      "device_busy_self_us,kernels,copies,cupti_status,kernel_time_pct\r\n";
+      "device_busy_self_us,kernels,copies,cupti_status,kernel_time_pct,host_p90_us,host_p99_us,device_p90_us,"
+      "device_p99_us,host_self_avg_us,host_self_med_us,host_self_p99_us,host_self_max_us,device_self_avg_us,"
+      "device_self_med_us,device_self_p99_us,device_self_max_us\r\n";
 }
+
+/// The 12 trailing statistics cells (from host_p90_us on), each with its leading comma; the device ones
+/// empty without valid device time.
+inline void append_csv_tail_stats(std::string& out, const duration_stats& host, const duration_stats& host_self,
+                                  const duration_stats& device, const duration_stats& device_self) {
+  out += ',' + csv_us(host.p90) + ',' + csv_us(host.p99);
+  if (device.count) out += ',' + csv_us(device.p90) + ',' + csv_us(device.p99);
+  else out += ",,";
+  out += ',' + csv_us(host_self.mean) + ',' + csv_us(host_self.median) + ',' + csv_us(host_self.p99) + ',' +
+         csv_us(host_self.max);
+  if (device_self.count)
+    out += ',' + csv_us(device_self.mean) + ',' + csv_us(device_self.median) + ',' + csv_us(device_self.p99) + ',' +
+           csv_us(device_self.max);
+  else out += ",,,,";
+}
+
+/// Empty trailing statistics cells.
+constexpr const char* csv_empty_tail = ",,,,,,,,,,,,";
 
 /// CUPTI cells: filled where the CUPTI evidence is valid, else empty with cupti_status saying why.
 inline void append_csv_cupti_cells(std::string& out, const evidence& sources, std::int64_t busy, std::int64_t busy_self,
@@ -5837,7 +6270,9 @@ inline void append_csv_meta_row(std::string& out, const char* key, const std::st
   out += key;
   out += ',';
   append_csv_field(out, value);
-  out += ",,,,,,,,,,,,,,,,,,,,,,,,,\r\n";
+  out += ",,,,,,,,,,,,,,,,,,,,,,,,,";
+  out += csv_empty_tail;
+  out += "\r\n";
 }
 
 /// view=meta: the counts and the evidence.
@@ -5850,6 +6285,9 @@ inline void append_csv_meta_rows(std::string& out, const report& rep) {
   append_csv_meta_row(out, "device_source", rep.sources().device);
   append_csv_meta_row(out, "cupti_source", rep.sources().cupti);
   append_csv_meta_row(out, "torch_source", rep.sources().torch);
+  append_csv_meta_row(out, "quantiles",
+                      "*_med_us, *_p90_us and *_p99_us are within 1/129 relative (log-bucket histogram); every other "
+                      "figure is exact");
 }
 
 /// view=flat: row `i` of the flat table.
@@ -5874,6 +6312,7 @@ inline void append_csv_flat_row(std::string& out, const flat_row& f, std::size_t
     out += device_status_text(0, f.device_captured, f.device_invalid);
   }
   append_csv_cupti_cells(out, sources, f.device_busy_ns, f.device_busy_self_ns, f.kernels, f.copies);
+  append_csv_tail_stats(out, f.host, f.host_self, f.device, f.device_self);
   out += "\r\n";
 }
 
@@ -5882,16 +6321,20 @@ inline void append_csv_tree_row(std::string& out, const tree_row& t, std::size_t
   out += "tree," + std::to_string(i) + ',' + (t.parent < 0 ? std::string() : std::to_string(t.parent)) + ',' +
          std::to_string(t.depth) + ',';
   append_csv_field(out, t.name);
-  out += ",," + std::to_string(t.calls) + ',' + csv_us(t.host_total_ns) + ',' + csv_us(t.host_self_ns) +
-         ",,,,,,," + std::to_string(t.device_calls) + ',';
+  out += ",," + std::to_string(t.calls) + ',' + csv_us(t.host_total_ns) + ',' + csv_us(t.host_self_ns) + ',' +
+         csv_us(t.host.mean) + ',' + csv_us(t.host.median) + ',' + csv_us(t.host.min) + ',' + csv_us(t.host.max) +
+         ',' + csv_us(t.host.stddev) + ",," + std::to_string(t.device_calls) + ',';
   if (t.device_calls) {
-    out += csv_us(t.device_total_ns) + ',' + csv_us(t.device_self_ns) + ",,,,,," +
+    out += csv_us(t.device_total_ns) + ',' + csv_us(t.device_self_ns) + ',' + csv_us(t.device.mean) + ',' +
+           csv_us(t.device.median) + ',' + csv_us(t.device.min) + ',' + csv_us(t.device.max) + ',' +
+           csv_us(t.device.stddev) + ',' +
            (t.device_total_ns > 0 ? format_fixed(static_cast<double>(t.host_total_ns) / t.device_total_ns, 4) : "") +
            ",ok";
   } else {
     out += ",,,,,,,,n/a";
   }
   append_csv_cupti_cells(out, sources, t.device_busy_ns, t.device_busy_self_ns, t.kernels, t.copies);
+  append_csv_tail_stats(out, t.host, t.host_self, t.device, t.device_self);
   out += "\r\n";
 }
 
@@ -5903,7 +6346,8 @@ inline void append_csv_kernel_row(std::string& out, const kernel_summary_row& k,
   append_csv_field(out, k.scope);
   out += ',' + std::to_string(k.time.count) + ",,,,,,,,,," + csv_us(k.time.sum) + ",," + csv_us(k.time.mean) + ',' +
          csv_us(k.time.median) + ',' + csv_us(k.time.min) + ',' + csv_us(k.time.max) + ',' + csv_us(k.time.stddev) +
-         ",,ok,,,,,ok," + format_fixed(k.time_pct, 3) + "\r\n";
+         ",,ok,,,,,ok," + format_fixed(k.time_pct, 3) + ",,," + csv_us(k.time.p90) + ',' + csv_us(k.time.p99) +
+         ",,,,,,,,\r\n";
 }
 
 /// The csv report of `rep`, streamed into `sink`.
@@ -5957,8 +6401,19 @@ inline void append_json_stats(std::string& out, const duration_stats& s) {
   append_json_number(out, s.mean);
   out += ",\"median\":";
   append_json_number(out, s.median);
+  out += ",\"p90\":";
+  append_json_number(out, s.p90);
+  out += ",\"p99\":";
+  append_json_number(out, s.p99);
   out += ",\"min\":" + std::to_string(s.min) + ",\"max\":" + std::to_string(s.max) + ",\"stddev\":";
   append_json_number(out, s.stddev);
+}
+
+/// `"self_stats":{count, sum, avg, median, p90, p99, min, max, stddev}` of a row's self times.
+inline void append_json_self_stats(std::string& out, const duration_stats& s) {
+  out += ",\"self_stats\":{\"count\":" + std::to_string(s.count) + ",\"sum\":" + std::to_string(s.sum) + ',';
+  append_json_stats(out, s);
+  out += '}';
 }
 
 /// CUPTI quantities of a row: null unless the CUPTI evidence is valid.
@@ -5990,6 +6445,8 @@ inline void append_json_head(std::string& out, const report& rep) {
   append_json_string(out, rep.sources().torch);
   out += "},\"warnings\":";
   append_json_string(out, rep.warnings());
+  // Which figures are approximate: the quantiles, from a log-bucket histogram; everything else is exact.
+  out += ",\"quantiles\":{\"fields\":[\"median\",\"p90\",\"p99\"],\"relative_error\":\"1/129\"}";
 }
 
 inline void append_json_thread(std::string& out, const thread_desc& t) {
@@ -6006,6 +6463,7 @@ inline void append_json_flat_row(std::string& out, const flat_row& f, bool cupti
   out += ",\"calls\":" + std::to_string(f.calls) + ",\"host\":{\"total\":" + std::to_string(f.host_total_ns) +
          ",\"self\":" + std::to_string(f.host_self_ns) + ",";
   append_json_stats(out, f.host);
+  append_json_self_stats(out, f.host_self);
   out += ",\"time_pct\":";
   append_json_number(out, f.host_time_pct);
   out += "},\"device\":";
@@ -6013,6 +6471,7 @@ inline void append_json_flat_row(std::string& out, const flat_row& f, bool cupti
     out += "{\"calls\":" + std::to_string(f.device_calls) + ",\"total\":" + std::to_string(f.device_total_ns) +
            ",\"self\":" + std::to_string(f.device_self_ns) + ",";
     append_json_stats(out, f.device);
+    append_json_self_stats(out, f.device_self);
     out += ",\"captured\":" + std::to_string(f.device_captured) + ",\"invalid\":" + std::to_string(f.device_invalid) + "}";
   } else {
     out += "null";
@@ -6029,12 +6488,19 @@ inline void append_json_tree_row(std::string& out, const tree_row& t, bool cupti
   append_json_string(out, t.name);
   out += ",\"depth\":" + std::to_string(t.depth) + ",\"parent\":" + std::to_string(t.parent) +
          ",\"calls\":" + std::to_string(t.calls) + ",\"host\":{\"total\":" + std::to_string(t.host_total_ns) +
-         ",\"self\":" + std::to_string(t.host_self_ns) + "},\"device\":";
-  if (t.device_calls)
+         ",\"self\":" + std::to_string(t.host_self_ns) + ',';
+  append_json_stats(out, t.host);
+  append_json_self_stats(out, t.host_self);
+  out += "},\"device\":";
+  if (t.device_calls) {
     out += "{\"calls\":" + std::to_string(t.device_calls) + ",\"total\":" + std::to_string(t.device_total_ns) +
-           ",\"self\":" + std::to_string(t.device_self_ns) + "}";
-  else
+           ",\"self\":" + std::to_string(t.device_self_ns) + ',';
+    append_json_stats(out, t.device);
+    append_json_self_stats(out, t.device_self);
+    out += '}';
+  } else {
     out += "null";
+  }
   out += ",\"cupti\":";
   append_json_cupti(out, cupti_valid, t.device_busy_ns, t.device_busy_self_ns, t.kernels, t.copies);
   out += '}';
@@ -6179,10 +6645,11 @@ inline void print_tree_table(const report& rep, std::ostream& out, bool cupti) {
 
 /// The flat view: one row per name with the statistics of its instances.
 inline void print_flat_table(const report& rep, std::ostream& out, bool cupti) {
-  out << "\nBy name (Avg/Med/Min/Max/StdDev of host total per call; Time % = share of all host self time):\n";
-  text_table flat{{"Name", "Calls", "Host total", "Host self", "Avg", "Med", "Min", "Max", "StdDev", "Time %",
-                   "Dev span", "Dev self", "Dev avg", "Dev med", "Host/Dev"},
-                  {true, false, false, false, false, false, false, false, false, false, false, false, false, false, false},
+  out << "\nBy name (Avg/p50/p99/Min/Max/StdDev of host total per call; Time % = share of all host self time):\n";
+  text_table flat{{"Name", "Calls", "Host total", "Host self", "Avg", "p50~", "p99~", "Min", "Max", "StdDev", "Time %",
+                   "Dev span", "Dev self", "Dev avg", "Dev p50~", "Dev p99~", "Host/Dev"},
+                  {true, false, false, false, false, false, false, false, false, false, false, false, false, false, false,
+                   false, false},
                   {}};
   if (cupti) {
     flat.header.insert(flat.header.end(), {"Dev busy", "Busy self", "Kernels"});
@@ -6194,11 +6661,13 @@ inline void print_flat_table(const report& rep, std::ostream& out, bool cupti) {
     flat.rows.push_back({display_name(f.name), std::to_string(f.calls),
                          format_duration_ns(static_cast<double>(f.host_total_ns)),
                          format_duration_ns(static_cast<double>(f.host_self_ns)), format_duration_ns(f.host.mean),
-                         format_duration_ns(f.host.median), format_duration_ns(static_cast<double>(f.host.min)),
+                         format_duration_ns(f.host.median), format_duration_ns(f.host.p99),
+                         format_duration_ns(static_cast<double>(f.host.min)),
                          format_duration_ns(static_cast<double>(f.host.max)), format_duration_ns(f.host.stddev),
                          format_fixed(f.host_time_pct, 1), dev_span,
                          na_or_duration(f.device_calls, static_cast<double>(f.device_self_ns)),
                          na_or_duration(f.device_calls, f.device.mean), na_or_duration(f.device_calls, f.device.median),
+                         na_or_duration(f.device_calls, f.device.p99),
                          ratio_cell(f.host_total_ns, f.device_calls, f.device_total_ns)});
     if (cupti) {
       flat.rows.back().push_back(format_duration_ns(static_cast<double>(f.device_busy_ns)));
@@ -6217,7 +6686,7 @@ inline void print_kernel_table(const report& rep, std::ostream& out) {
     out << "(no kernels)\n";
     return;
   }
-  text_table kern{{"Time %", "Total Time", "Instances", "Avg", "Med", "Min", "Max", "StdDev", "Scope", "Name"},
+  text_table kern{{"Time %", "Total Time", "Instances", "Avg", "Med~", "Min", "Max", "StdDev", "Scope", "Name"},
                   {false, false, false, false, false, false, false, false, true, true},
                   {}};
   for (const auto& k : rep.kernel_summary())
@@ -6234,7 +6703,9 @@ inline void print_report_notes(const report& rep, std::ostream& out, bool cupti)
   out << "\nNote: totals are inclusive. Do not add up the totals of nested rows: a parent's total already\n"
          "contains its children. Self columns and Time % can be added. Host time is CPU time spent inside the\n"
          "scope (mostly launching asynchronous work); device span is GPU time between the scope's boundaries\n"
-         "on its stream. They are different quantities and are never summed.\n";
+         "on its stream. They are different quantities and are never summed.\n"
+         "Columns marked ~ (p50, p99, Med) are within 1% (1/129 relative, a log-bucket histogram); every other\n"
+         "figure is exact.\n";
   if (cupti)
     out << "Dev busy is the summed duration of the kernels, copies and memsets launched inside the scope (CUPTI);\n"
            "it can exceed the span when work overlaps or runs on other streams.\n";

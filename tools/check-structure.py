@@ -29,7 +29,7 @@ LAYERS = [
     ("base", ["scopeprof/version.hpp", "scopeprof/config.hpp", "scopeprof/clock.hpp", "scopeprof/detail/log.hpp",
               "scopeprof/detail/text.hpp", "scopeprof/detail/bounded_ring.hpp", "scopeprof/detail/demangle.hpp",
               "scopeprof/detail/env.hpp", "scopeprof/detail/call_path_fold.hpp", "scopeprof/detail/running_stats.hpp",
-              "scopeprof/detail/log_histogram.hpp"]),
+              "scopeprof/detail/log_histogram.hpp", "scopeprof/detail/distribution.hpp"]),
     ("model", ["scopeprof/report_types.hpp", "scopeprof/report.hpp", "scopeprof/detail/raw_snapshot.hpp"]),
     ("hot", ["scopeprof/detail/recorder.hpp", "scopeprof/detail/chunked_log.hpp", "scopeprof/detail/scope_hooks.hpp",
              "scopeprof/backends/nvtx_hook.hpp", "scopeprof/backends/nvtx.hpp", "scopeprof/backends/torch.hpp",

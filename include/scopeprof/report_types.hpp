@@ -85,17 +85,22 @@ struct thread_desc {
   scope_counts counts;
 };
 
-/// @brief Summary of a set of durations (nanoseconds). StdDev is the population standard deviation.
+/// @brief Summary of a set of durations (nanoseconds), read from a streaming distribution in constant
+/// memory. count, sum, min and max are exact; mean and stddev (population) are exact up to double
+/// rounding; median, p90 and p99 are nearest-rank quantiles within 1/129 (< 0.8%) relative of the true
+/// value (a log-bucket histogram), clamped to [min, max].
 struct duration_stats {
   std::uint64_t count = 0;
   std::int64_t sum = 0;
   std::int64_t min = 0;
   std::int64_t max = 0;
   double mean = 0;
-  double median = 0;
+  double median = 0;  ///< p50, within 1/129 relative
   double stddev = 0;
+  double p90 = 0;     ///< within 1/129 relative
+  double p99 = 0;     ///< within 1/129 relative
 
-  /// Statistics of these values (sorted in place: the vector is taken by value).
+  /// Statistics of these values, computed as the report computes them (the same bounds).
   static duration_stats of(std::vector<std::int64_t> values);
 };
 
@@ -107,11 +112,13 @@ struct flat_row {
   std::int64_t host_total_ns = 0;
   std::int64_t host_self_ns = 0;
   duration_stats host;       ///< over every instance's inclusive host time
+  duration_stats host_self;  ///< over every instance's host self time
   double host_time_pct = 0;  ///< this row's host self time as a share of all host self time
   std::uint64_t device_calls = 0;  ///< instances with a valid device span
   std::int64_t device_total_ns = 0;
   std::int64_t device_self_ns = 0;
-  duration_stats device;
+  duration_stats device;       ///< over every valid instance's device span
+  duration_stats device_self;  ///< over every valid instance's device self time
   std::uint64_t device_captured = 0;  ///< instances whose device time is "n/a (captured)"
   std::uint64_t device_invalid = 0;
   std::uint64_t kernels = 0;            ///< CUPTI: kernels launched inside these scopes (children included)
@@ -154,6 +161,10 @@ struct tree_row {
   std::uint64_t copies = 0;
   std::int64_t device_busy_ns = 0;
   std::int64_t device_busy_self_ns = 0;
+  duration_stats host;         ///< over this path's instances' host totals
+  duration_stats host_self;    ///< ... host self times
+  duration_stats device;       ///< ... device spans (valid instances)
+  duration_stats device_self;  ///< ... device self times (valid instances)
 };
 
 /// @brief Which evidence each column comes from, and whether it is valid for this run.

@@ -8,8 +8,10 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -374,14 +376,16 @@ TEST_CASE("Time % of the flat rows adds up to 100") {
 
 TEST_CASE("duration stats: avg, median, min, max and population stddev") {
   using scopeprof::duration_stats;
-  SUBCASE("even count") {
+  SUBCASE("even count: the median is the nearest-rank p50 (the lower middle), not an average") {
     const auto s = duration_stats::of({40, 10, 30, 20});
     CHECK(s.count == 4);
     CHECK(s.sum == 100);
     CHECK(s.min == 10);
     CHECK(s.max == 40);
     CHECK(s.mean == doctest::Approx(25.0));
-    CHECK(s.median == doctest::Approx(25.0));
+    CHECK(s.median == 20);
+    CHECK(s.p90 == 40);
+    CHECK(s.p99 == 40);
     CHECK(s.stddev == doctest::Approx(std::sqrt(125.0)));
   }
   SUBCASE("odd count") {
@@ -410,12 +414,14 @@ TEST_CASE("duration stats: avg, median, min, max and population stddev") {
     const auto r = build({"s"}, {{rec(0, 0, 0, 10), rec(0, 0, 100, 120), rec(0, 0, 200, 230), rec(0, 0, 300, 340)}});
     const auto& f = row(r, "s");
     CHECK(f.host.mean == doctest::Approx(25.0));
-    CHECK(f.host.median == doctest::Approx(25.0));
+    CHECK(f.host.median == 20);
     CHECK(f.host.stddev == doctest::Approx(std::sqrt(125.0)));
     sptest::csv_rows rows;
     const auto cells = csv_flat_row(r, "s", rows);
     CHECK(csv_cell(rows, cells, "host_avg_us") == "0.025");
-    CHECK(csv_cell(rows, cells, "host_med_us") == "0.025");
+    CHECK(csv_cell(rows, cells, "host_med_us") == "0.020");
+    CHECK(csv_cell(rows, cells, "host_p90_us") == "0.040");
+    CHECK(csv_cell(rows, cells, "host_self_med_us") == "0.020");
     CHECK(csv_cell(rows, cells, "host_min_us") == "0.010");
     CHECK(csv_cell(rows, cells, "host_max_us") == "0.040");
     CHECK(csv_cell(rows, cells, "host_stddev_us") == "0.011");
@@ -425,9 +431,63 @@ TEST_CASE("duration stats: avg, median, min, max and population stddev") {
     REQUIRE_MESSAGE(sptest::parse_json(r.json(), doc, err), err);
     const sptest::json* host = json_flat_row(doc, "s").find("host");
     CHECK(host->find("avg")->number() == doctest::Approx(25.0));
-    CHECK(host->find("median")->number() == doctest::Approx(25.0));
+    CHECK(host->find("median")->number() == doctest::Approx(20.0));
+    CHECK(host->find("p99")->number() == doctest::Approx(40.0));
+    CHECK(host->find("self_stats")->find("count")->text == "4");
     CHECK(host->find("min")->text == "10");
     CHECK(host->find("max")->text == "40");
     CHECK(host->find("stddev")->number() == doctest::Approx(11.2));
   }
+}
+
+TEST_CASE("the tables' quantiles are within 1/129 of the exact ones; every other statistic is exact") {
+  // step { work } repeated with durations spread over five decades; self = step total - work total.
+  std::vector<raw_instance> recs;
+  std::vector<std::int64_t> step_totals, work_totals, step_selfs;
+  std::uint64_t x = 12345;
+  std::int64_t t = 0;
+  for (int i = 0; i < 5000; ++i) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    const std::int64_t work = 100 + static_cast<std::int64_t>((x >> 33) % 10'000'000);
+    const std::int64_t pad = 1 + static_cast<std::int64_t>((x >> 20) % 5000);
+    recs.push_back(rec(1, 1, t + pad, t + pad + work));
+    recs.push_back(rec(0, 0, t, t + 2 * pad + work));
+    step_totals.push_back(2 * pad + work);
+    work_totals.push_back(work);
+    step_selfs.push_back(2 * pad);
+    t += 2 * pad + work + 10;
+  }
+  const auto r = build({"step", "work"}, {recs});
+  const auto exact_rank = [](std::vector<std::int64_t> v, double q) {
+    std::sort(v.begin(), v.end());
+    auto k = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size())));
+    k = std::max<std::size_t>(1, std::min(k, v.size()));
+    return static_cast<double>(v[k - 1]);
+  };
+  const auto check_stats = [&](const scopeprof::duration_stats& s, const std::vector<std::int64_t>& values) {
+    std::int64_t sum = 0;
+    for (auto v : values) sum += v;
+    CHECK(s.count == values.size());
+    CHECK(s.sum == sum);
+    CHECK(s.min == *std::min_element(values.begin(), values.end()));
+    CHECK(s.max == *std::max_element(values.begin(), values.end()));
+    CHECK(s.mean == doctest::Approx(static_cast<double>(sum) / static_cast<double>(values.size())));
+    for (const auto& [q, got] : {std::pair<double, double>{0.5, s.median}, {0.9, s.p90}, {0.99, s.p99}}) {
+      const double want = exact_rank(values, q);
+      CHECK_MESSAGE(std::abs(got - want) <= want / 129.0, "q=" << q << " got " << got << " want " << want);
+    }
+  };
+  check_stats(row(r, "step").host, step_totals);
+  check_stats(row(r, "step").host_self, step_selfs);
+  check_stats(row(r, "work").host, work_totals);
+  check_stats(row(r, "work").host_self, work_totals);
+  CHECK(row(r, "step").device.count == 0);
+  // One path per name here: the tree rows carry the same statistics.
+  REQUIRE(r.tree().size() == 2);
+  check_stats(r.tree()[0].host, step_totals);
+  check_stats(r.tree()[1].host_self, work_totals);
+  // Every output says which figures are approximate.
+  CHECK(r.to_string().find("within 1%") != std::string::npos);
+  CHECK(r.csv().find("meta,,,,quantiles,") != std::string::npos);
+  CHECK(r.json().find("\"quantiles\":{\"fields\":[\"median\",\"p90\",\"p99\"]") != std::string::npos);
 }

@@ -16,8 +16,7 @@
 #pragma once
 
 #include <scopeprof/config.hpp>
-#include <scopeprof/detail/log_histogram.hpp>
-#include <scopeprof/detail/running_stats.hpp>
+#include <scopeprof/detail/distribution.hpp>
 
 #include <cstdint>
 #include <limits>
@@ -25,25 +24,6 @@
 
 SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
-
-/// One quantity's distribution: exact count/sum/min/max/mean/stddev and quantiles within 1/129.
-struct distribution {
-  running_stats stats;
-  log_histogram histogram;
-  void add(std::int64_t v) noexcept {
-    stats.add(v);
-    histogram.record(v);
-  }
-  void merge(const distribution& o) noexcept {
-    stats.merge(o.stats);
-    histogram.merge(o.histogram);
-  }
-  /// Empty again; the histogram keeps its window.
-  void clear() noexcept {
-    stats = running_stats{};
-    histogram.clear();
-  }
-};
 
 /// The statistics of one call path (host quantities; device quantities join them later).
 struct path_stats {
@@ -68,7 +48,7 @@ class path_tree {
   static constexpr std::uint32_t root = 0;
   struct node {
     std::uint32_t parent = root;
-    std::uint32_t site = std::numeric_limits<std::uint32_t>::max();
+    std::uint32_t site = (std::numeric_limits<std::uint32_t>::max)();
     std::uint32_t depth = 0;  // 0 for the root's children
     path_stats stats;
   };

@@ -112,8 +112,8 @@ class log_histogram {
   /// Negative values seen (each counted as 0).
   std::uint64_t negatives() const noexcept { return negatives_; }
   /// Exact smallest and largest value counted (0 when empty).
-  std::int64_t min() const noexcept { return total_ ? min_ : 0; }
-  std::int64_t max() const noexcept { return total_ ? max_ : 0; }
+  std::int64_t(min)() const noexcept { return total_ ? min_ : 0; }
+  std::int64_t(max)() const noexcept { return total_ ? max_ : 0; }
 
   /// Nearest rank: the k-th smallest value, k = clamp(ceil(q * count()), 1, count()), so q = 0 gives the min
   /// and q = 1 the max (both exact). Otherwise the bucket_value() of its bucket clamped to [min(), max()]:
@@ -153,7 +153,7 @@ class log_histogram {
   void clear() noexcept {
     std::fill(counts_.begin(), counts_.end(), std::uint64_t{0});
     total_ = lost_ = negatives_ = 0;
-    min_ = std::numeric_limits<std::int64_t>::max();
+    min_ = (std::numeric_limits<std::int64_t>::max)();
     max_ = 0;
   }
 
@@ -195,10 +195,10 @@ class log_histogram {
   SCOPEPROF_NOINLINE bool cover(std::uint32_t a, std::uint32_t b) noexcept {
     const bool empty = counts_.empty();
     const std::uint32_t hi = empty ? 0 : lo_ + static_cast<std::uint32_t>(counts_.size()) - 1;
-    std::uint32_t new_lo = empty ? a : std::min(a, lo_);
-    std::uint32_t new_hi = empty ? b : std::max(b, hi);
+    std::uint32_t new_lo = empty ? a : (std::min)(a, lo_);
+    std::uint32_t new_hi = empty ? b : (std::max)(b, hi);
     if (empty || new_lo < lo_) new_lo = new_lo > growth_slack ? new_lo - growth_slack : 0;
-    if (empty || new_hi > hi) new_hi = std::min(new_hi + growth_slack, max_buckets - 1);
+    if (empty || new_hi > hi) new_hi = (std::min)(new_hi + growth_slack, max_buckets - 1);
     if (!empty && new_lo == lo_ && new_hi == hi) return true;
     try {
       std::vector<std::uint64_t> next(std::size_t{new_hi} - new_lo + 1, 0);
@@ -216,7 +216,7 @@ class log_histogram {
   std::uint64_t total_ = 0;
   std::uint64_t lost_ = 0;
   std::uint64_t negatives_ = 0;
-  std::int64_t min_ = std::numeric_limits<std::int64_t>::max();
+  std::int64_t min_ = (std::numeric_limits<std::int64_t>::max)();
   std::int64_t max_ = 0;
 };
 

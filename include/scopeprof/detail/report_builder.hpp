@@ -31,6 +31,13 @@ class report_builder {
     r.origin_ns_ = raw.origin_ns;
     // instance_of[t][i]: the instance of record i of thread t (CUPTI records name their scope so).
     std::vector<std::vector<std::int64_t>> instance_of(raw.threads.size());
+    std::size_t total = 0;
+    bool any_device = false;
+    for (const auto& th : raw.threads) {
+      total += th.records.size();
+      for (const auto& x : th.records) any_device |= x.device == device_status::ok;
+    }
+    r.instances_.reserve(total);
     for (std::size_t t = 0; t < raw.threads.size(); ++t) {
       r.threads_.push_back(raw.threads[t].desc);
       r.orphans_ += append_thread_instances(raw.threads[t].records, static_cast<std::uint32_t>(t), r.instances_,
@@ -46,7 +53,7 @@ class report_builder {
       r.kernel_summary_ =
           build_kernel_summary(r.sites_, r.instances_, r.activities_, r.activity_names_, r.activity_demangled_);
     }
-    compute_device_self(r.instances_);
+    if (any_device) compute_device_self(r.instances_);
     r.flat_ = build_flat_rows(r.sites_, r.instances_);
     r.tree_ = build_tree_rows(r.sites_, r.instances_);
     return r;

@@ -20,8 +20,8 @@ struct running_stats {
   /// wrapping: non-negative nanoseconds reach it after 2^63 ns, about 292 years of summed time (or after two
   /// values near 2^62). mean() and stddev() do not use it and stay right past that.
   std::int64_t sum = 0;
-  std::int64_t min = std::numeric_limits<std::int64_t>::max();
-  std::int64_t max = std::numeric_limits<std::int64_t>::min();
+  std::int64_t min = (std::numeric_limits<std::int64_t>::max)();
+  std::int64_t max = (std::numeric_limits<std::int64_t>::min)();
 
   /// Adds one value (Welford's update).
   void add(std::int64_t v) noexcept {
@@ -64,8 +64,8 @@ struct running_stats {
 
   /// a + b clamped to the int64 range.
   static std::int64_t saturating_add(std::int64_t a, std::int64_t b) noexcept {
-    constexpr std::int64_t hi = std::numeric_limits<std::int64_t>::max();
-    constexpr std::int64_t lo = std::numeric_limits<std::int64_t>::min();
+    constexpr std::int64_t hi = (std::numeric_limits<std::int64_t>::max)();
+    constexpr std::int64_t lo = (std::numeric_limits<std::int64_t>::min)();
     if (b > 0 && a > hi - b) return hi;
     if (b < 0 && a < lo - b) return lo;
     return a + b;

@@ -2,7 +2,9 @@
 //   view=meta  name=<counter or evidence key>, value in the "value" column
 //   view=flat  one row per scope name
 //   view=tree  one row per call path; "row" numbers the tree rows, "parent" points at the parent row
-// Device cells are empty where there is no valid device time; device_status says why.
+// Device cells are empty where there is no valid device time; device_status says why. The *_med_us,
+// *_p90_us and *_p99_us cells are within 1/129 relative (log-bucket histogram); every other cell is exact
+// (meta row "quantiles" says so in the file).
 #pragma once
 
 #include <scopeprof/detail/sink.hpp>
@@ -23,8 +25,28 @@ inline void append_csv_header(std::string& out) {
       "view,row,parent,depth,name,value,calls,host_total_us,host_self_us,host_avg_us,host_med_us,host_min_us,"
       "host_max_us,host_stddev_us,host_time_pct,device_calls,device_total_us,device_self_us,device_avg_us,"
       "device_med_us,device_min_us,device_max_us,device_stddev_us,host_device_ratio,device_status,device_busy_us,"
-      "device_busy_self_us,kernels,copies,cupti_status,kernel_time_pct\r\n";
+      "device_busy_self_us,kernels,copies,cupti_status,kernel_time_pct,host_p90_us,host_p99_us,device_p90_us,"
+      "device_p99_us,host_self_avg_us,host_self_med_us,host_self_p99_us,host_self_max_us,device_self_avg_us,"
+      "device_self_med_us,device_self_p99_us,device_self_max_us\r\n";
 }
+
+/// The 12 trailing statistics cells (from host_p90_us on), each with its leading comma; the device ones
+/// empty without valid device time.
+inline void append_csv_tail_stats(std::string& out, const duration_stats& host, const duration_stats& host_self,
+                                  const duration_stats& device, const duration_stats& device_self) {
+  out += ',' + csv_us(host.p90) + ',' + csv_us(host.p99);
+  if (device.count) out += ',' + csv_us(device.p90) + ',' + csv_us(device.p99);
+  else out += ",,";
+  out += ',' + csv_us(host_self.mean) + ',' + csv_us(host_self.median) + ',' + csv_us(host_self.p99) + ',' +
+         csv_us(host_self.max);
+  if (device_self.count)
+    out += ',' + csv_us(device_self.mean) + ',' + csv_us(device_self.median) + ',' + csv_us(device_self.p99) + ',' +
+           csv_us(device_self.max);
+  else out += ",,,,";
+}
+
+/// Empty trailing statistics cells.
+constexpr const char* csv_empty_tail = ",,,,,,,,,,,,";
 
 /// CUPTI cells: filled where the CUPTI evidence is valid, else empty with cupti_status saying why.
 inline void append_csv_cupti_cells(std::string& out, const evidence& sources, std::int64_t busy, std::int64_t busy_self,
@@ -41,7 +63,9 @@ inline void append_csv_meta_row(std::string& out, const char* key, const std::st
   out += key;
   out += ',';
   append_csv_field(out, value);
-  out += ",,,,,,,,,,,,,,,,,,,,,,,,,\r\n";
+  out += ",,,,,,,,,,,,,,,,,,,,,,,,,";
+  out += csv_empty_tail;
+  out += "\r\n";
 }
 
 /// view=meta: the counts and the evidence.
@@ -54,6 +78,9 @@ inline void append_csv_meta_rows(std::string& out, const report& rep) {
   append_csv_meta_row(out, "device_source", rep.sources().device);
   append_csv_meta_row(out, "cupti_source", rep.sources().cupti);
   append_csv_meta_row(out, "torch_source", rep.sources().torch);
+  append_csv_meta_row(out, "quantiles",
+                      "*_med_us, *_p90_us and *_p99_us are within 1/129 relative (log-bucket histogram); every other "
+                      "figure is exact");
 }
 
 /// view=flat: row `i` of the flat table.
@@ -78,6 +105,7 @@ inline void append_csv_flat_row(std::string& out, const flat_row& f, std::size_t
     out += device_status_text(0, f.device_captured, f.device_invalid);
   }
   append_csv_cupti_cells(out, sources, f.device_busy_ns, f.device_busy_self_ns, f.kernels, f.copies);
+  append_csv_tail_stats(out, f.host, f.host_self, f.device, f.device_self);
   out += "\r\n";
 }
 
@@ -86,16 +114,20 @@ inline void append_csv_tree_row(std::string& out, const tree_row& t, std::size_t
   out += "tree," + std::to_string(i) + ',' + (t.parent < 0 ? std::string() : std::to_string(t.parent)) + ',' +
          std::to_string(t.depth) + ',';
   append_csv_field(out, t.name);
-  out += ",," + std::to_string(t.calls) + ',' + csv_us(t.host_total_ns) + ',' + csv_us(t.host_self_ns) +
-         ",,,,,,," + std::to_string(t.device_calls) + ',';
+  out += ",," + std::to_string(t.calls) + ',' + csv_us(t.host_total_ns) + ',' + csv_us(t.host_self_ns) + ',' +
+         csv_us(t.host.mean) + ',' + csv_us(t.host.median) + ',' + csv_us(t.host.min) + ',' + csv_us(t.host.max) +
+         ',' + csv_us(t.host.stddev) + ",," + std::to_string(t.device_calls) + ',';
   if (t.device_calls) {
-    out += csv_us(t.device_total_ns) + ',' + csv_us(t.device_self_ns) + ",,,,,," +
+    out += csv_us(t.device_total_ns) + ',' + csv_us(t.device_self_ns) + ',' + csv_us(t.device.mean) + ',' +
+           csv_us(t.device.median) + ',' + csv_us(t.device.min) + ',' + csv_us(t.device.max) + ',' +
+           csv_us(t.device.stddev) + ',' +
            (t.device_total_ns > 0 ? format_fixed(static_cast<double>(t.host_total_ns) / t.device_total_ns, 4) : "") +
            ",ok";
   } else {
     out += ",,,,,,,,n/a";
   }
   append_csv_cupti_cells(out, sources, t.device_busy_ns, t.device_busy_self_ns, t.kernels, t.copies);
+  append_csv_tail_stats(out, t.host, t.host_self, t.device, t.device_self);
   out += "\r\n";
 }
 
@@ -107,7 +139,8 @@ inline void append_csv_kernel_row(std::string& out, const kernel_summary_row& k,
   append_csv_field(out, k.scope);
   out += ',' + std::to_string(k.time.count) + ",,,,,,,,,," + csv_us(k.time.sum) + ",," + csv_us(k.time.mean) + ',' +
          csv_us(k.time.median) + ',' + csv_us(k.time.min) + ',' + csv_us(k.time.max) + ',' + csv_us(k.time.stddev) +
-         ",,ok,,,,,ok," + format_fixed(k.time_pct, 3) + "\r\n";
+         ",,ok,,,,,ok," + format_fixed(k.time_pct, 3) + ",,," + csv_us(k.time.p90) + ',' + csv_us(k.time.p99) +
+         ",,,,,,,,\r\n";
 }
 
 /// The csv report of `rep`, streamed into `sink`.

@@ -91,10 +91,11 @@ inline void print_tree_table(const report& rep, std::ostream& out, bool cupti) {
 
 /// The flat view: one row per name with the statistics of its instances.
 inline void print_flat_table(const report& rep, std::ostream& out, bool cupti) {
-  out << "\nBy name (Avg/Med/Min/Max/StdDev of host total per call; Time % = share of all host self time):\n";
-  text_table flat{{"Name", "Calls", "Host total", "Host self", "Avg", "Med", "Min", "Max", "StdDev", "Time %",
-                   "Dev span", "Dev self", "Dev avg", "Dev med", "Host/Dev"},
-                  {true, false, false, false, false, false, false, false, false, false, false, false, false, false, false},
+  out << "\nBy name (Avg/p50/p99/Min/Max/StdDev of host total per call; Time % = share of all host self time):\n";
+  text_table flat{{"Name", "Calls", "Host total", "Host self", "Avg", "p50~", "p99~", "Min", "Max", "StdDev", "Time %",
+                   "Dev span", "Dev self", "Dev avg", "Dev p50~", "Dev p99~", "Host/Dev"},
+                  {true, false, false, false, false, false, false, false, false, false, false, false, false, false, false,
+                   false, false},
                   {}};
   if (cupti) {
     flat.header.insert(flat.header.end(), {"Dev busy", "Busy self", "Kernels"});
@@ -106,11 +107,13 @@ inline void print_flat_table(const report& rep, std::ostream& out, bool cupti) {
     flat.rows.push_back({display_name(f.name), std::to_string(f.calls),
                          format_duration_ns(static_cast<double>(f.host_total_ns)),
                          format_duration_ns(static_cast<double>(f.host_self_ns)), format_duration_ns(f.host.mean),
-                         format_duration_ns(f.host.median), format_duration_ns(static_cast<double>(f.host.min)),
+                         format_duration_ns(f.host.median), format_duration_ns(f.host.p99),
+                         format_duration_ns(static_cast<double>(f.host.min)),
                          format_duration_ns(static_cast<double>(f.host.max)), format_duration_ns(f.host.stddev),
                          format_fixed(f.host_time_pct, 1), dev_span,
                          na_or_duration(f.device_calls, static_cast<double>(f.device_self_ns)),
                          na_or_duration(f.device_calls, f.device.mean), na_or_duration(f.device_calls, f.device.median),
+                         na_or_duration(f.device_calls, f.device.p99),
                          ratio_cell(f.host_total_ns, f.device_calls, f.device_total_ns)});
     if (cupti) {
       flat.rows.back().push_back(format_duration_ns(static_cast<double>(f.device_busy_ns)));
@@ -129,7 +132,7 @@ inline void print_kernel_table(const report& rep, std::ostream& out) {
     out << "(no kernels)\n";
     return;
   }
-  text_table kern{{"Time %", "Total Time", "Instances", "Avg", "Med", "Min", "Max", "StdDev", "Scope", "Name"},
+  text_table kern{{"Time %", "Total Time", "Instances", "Avg", "Med~", "Min", "Max", "StdDev", "Scope", "Name"},
                   {false, false, false, false, false, false, false, false, true, true},
                   {}};
   for (const auto& k : rep.kernel_summary())
@@ -146,7 +149,9 @@ inline void print_report_notes(const report& rep, std::ostream& out, bool cupti)
   out << "\nNote: totals are inclusive. Do not add up the totals of nested rows: a parent's total already\n"
          "contains its children. Self columns and Time % can be added. Host time is CPU time spent inside the\n"
          "scope (mostly launching asynchronous work); device span is GPU time between the scope's boundaries\n"
-         "on its stream. They are different quantities and are never summed.\n";
+         "on its stream. They are different quantities and are never summed.\n"
+         "Columns marked ~ (p50, p99, Med) are within 1% (1/129 relative, a log-bucket histogram); every other\n"
+         "figure is exact.\n";
   if (cupti)
     out << "Dev busy is the summed duration of the kernels, copies and memsets launched inside the scope (CUPTI);\n"
            "it can exceed the span when work overlaps or runs on other streams.\n";

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <scopeprof/config.hpp>
+#include <scopeprof/detail/distribution.hpp>
+#include <scopeprof/detail/report/stats.hpp>
 #include <scopeprof/report_types.hpp>
 
 #include <algorithm>
@@ -15,27 +17,52 @@
 SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
-/// One empty row per distinct site name, in order of first appearance; `group_of_site[s]` is the row of
-/// site s.
-inline std::vector<flat_row> flat_rows_by_name(const std::vector<site_desc>& sites, std::vector<std::size_t>& group_of_site) {
-  std::vector<flat_row> rows;
+/// Sites grouped by name: `group_of_site[s]` is the group of site s; returns the groups' names in order
+/// of first appearance.
+inline std::vector<std::string> group_sites_by_name(const std::vector<site_desc>& sites, std::vector<std::size_t>& group_of_site) {
+  std::vector<std::string> names;
   std::unordered_map<std::string, std::size_t> by_name;
   group_of_site.assign(sites.size(), 0);
   for (std::size_t s = 0; s < sites.size(); ++s) {
-    auto it = by_name.emplace(sites[s].name, rows.size());
-    if (it.second) {
-      rows.emplace_back();
-      rows.back().name = sites[s].name;
-    }
+    auto it = by_name.emplace(sites[s].name, names.size());
+    if (it.second) names.push_back(sites[s].name);
     group_of_site[s] = it.first->second;
   }
+  return names;
+}
+
+/// One empty row per distinct site name, in order of first appearance; `group_of_site[s]` is the row of
+/// site s.
+inline std::vector<flat_row> flat_rows_by_name(const std::vector<site_desc>& sites, std::vector<std::size_t>& group_of_site) {
+  std::vector<std::string> names = group_sites_by_name(sites, group_of_site);
+  std::vector<flat_row> rows(names.size());
+  for (std::size_t g = 0; g < names.size(); ++g) rows[g].name = std::move(names[g]);
   return rows;
 }
 
+/// The four distributions behind a row's (or a path's) statistics.
+struct row_distributions {
+  distribution host, host_self, device, device_self;
+  void add(const scope_instance& s) noexcept {
+    host.add(s.host_total_ns());
+    host_self.add(s.host_self_ns);
+    if (s.device == device_status::ok) {
+      device.add(s.device_span_ns());
+      device_self.add(s.device_self_ns);
+    }
+  }
+  template <class Row>
+  void store(Row& row) const noexcept {
+    row.host = stats_of(host);
+    row.host_self = stats_of(host_self);
+    row.device = stats_of(device);
+    row.device_self = stats_of(device_self);
+  }
+};
+
 /// Add one instance to its row. `outermost`: no open ancestor has the same name, so the inclusive
-/// totals take it. Its host total (and device span) join the samples of the row's statistics.
-inline void add_to_flat_row(flat_row& row, const scope_instance& s, bool outermost, std::vector<std::int64_t>& host,
-                            std::vector<std::int64_t>& device) {
+/// totals take it. Its times join the row's distributions.
+inline void add_to_flat_row(flat_row& row, const scope_instance& s, bool outermost, row_distributions& dist) {
   ++row.calls;
   if (outermost) {
     row.host_total_ns += s.host_total_ns();
@@ -45,13 +72,12 @@ inline void add_to_flat_row(flat_row& row, const scope_instance& s, bool outermo
   }
   row.device_busy_self_ns += s.device_busy_self_ns;
   row.host_self_ns += s.host_self_ns;
-  host.push_back(s.host_total_ns());
+  dist.add(s);
   switch (s.device) {
     case device_status::ok:
       ++row.device_calls;
       if (outermost) row.device_total_ns += s.device_span_ns();
       row.device_self_ns += s.device_self_ns;
-      device.push_back(s.device_span_ns());
       break;
     case device_status::captured: ++row.device_captured; break;
     case device_status::invalid: ++row.device_invalid; break;
@@ -60,11 +86,9 @@ inline void add_to_flat_row(flat_row& row, const scope_instance& s, bool outermo
 }
 
 /// Statistics and shares of the accumulated rows; rows without calls go, the rest by host self time.
-inline void finish_flat_rows(std::vector<flat_row>& rows, std::vector<std::vector<std::int64_t>>& host,
-                             std::vector<std::vector<std::int64_t>>& device, std::int64_t all_self) {
+inline void finish_flat_rows(std::vector<flat_row>& rows, const std::vector<row_distributions>& dist, std::int64_t all_self) {
   for (std::size_t g = 0; g < rows.size(); ++g) {
-    rows[g].host = duration_stats::of(std::move(host[g]));
-    rows[g].device = duration_stats::of(std::move(device[g]));
+    dist[g].store(rows[g]);
     rows[g].host_time_pct = all_self > 0 ? 100.0 * static_cast<double>(rows[g].host_self_ns) / all_self : 0.0;
   }
   rows.erase(std::remove_if(rows.begin(), rows.end(), [](const flat_row& f) { return f.calls == 0; }), rows.end());
@@ -77,7 +101,7 @@ inline std::vector<flat_row> build_flat_rows(const std::vector<site_desc>& sites
   std::vector<std::size_t> group_of_site;
   std::vector<flat_row> rows = flat_rows_by_name(sites, group_of_site);
   const std::size_t groups = rows.size();
-  std::vector<std::vector<std::int64_t>> host(groups), device(groups);
+  std::vector<row_distributions> dist(groups);
   std::vector<std::uint32_t> active(groups, 0);  // open ancestors with the same name
   std::vector<std::size_t> stack;                // groups of the current ancestor chain
   std::int64_t all_self = 0;
@@ -92,12 +116,12 @@ inline std::vector<flat_row> build_flat_rows(const std::vector<site_desc>& sites
     }
     const std::size_t g = s.site < group_of_site.size() ? group_of_site[s.site] : 0;
     if (groups == 0) break;
-    add_to_flat_row(rows[g], s, active[g] == 0, host[g], device[g]);
+    add_to_flat_row(rows[g], s, active[g] == 0, dist[g]);
     all_self += s.host_self_ns;
     ++active[g];
     stack.push_back(g);
   }
-  finish_flat_rows(rows, host, device, all_self);
+  finish_flat_rows(rows, dist, all_self);
   return rows;
 }
 

@@ -13,9 +13,12 @@
 SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
-/// The call tree of one thread's records, by record index.
+/// The call tree of one thread's records, by record index. The children of record i are
+/// kids[first[i] .. first[i] + count[i]) (one flat array: no vector per record).
 struct record_tree {
-  std::vector<std::vector<std::uint32_t>> children;
+  std::vector<std::uint32_t> kids;
+  std::vector<std::uint32_t> first;
+  std::vector<std::uint32_t> count;
   std::vector<std::uint32_t> roots;  // top-level records and orphans, by begin time
   std::vector<char> orphan;          // 1: its recorded parent is missing or does not contain it
 };
@@ -24,12 +27,15 @@ inline bool record_contains(const raw_instance& outer, const raw_instance& inner
   return outer.host_begin_ns <= inner.host_begin_ns && inner.host_end_ns <= outer.host_end_ns;
 }
 
-/// Siblings by begin time; at equal begin times, the shallower recorded depth first.
-inline void sort_records_by_begin(const std::vector<raw_instance>& recs, std::vector<std::uint32_t>& order) {
-  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+/// Siblings by begin time; at equal begin times, the shallower recorded depth first. Siblings that
+/// ended in order on one thread are mostly in that order already: checked first, sorted only if not.
+template <class It>
+inline void sort_records_by_begin(const std::vector<raw_instance>& recs, It first, It last) {
+  const auto before = [&](std::uint32_t a, std::uint32_t b) {
     return recs[a].host_begin_ns != recs[b].host_begin_ns ? recs[a].host_begin_ns < recs[b].host_begin_ns
                                                           : recs[a].depth < recs[b].depth;
-  });
+  };
+  if (!std::is_sorted(first, last, before)) std::stable_sort(first, last, before);
 }
 
 // Records arrive in post-order with their nesting level: a scope's children are the records one level
@@ -38,7 +44,9 @@ inline void sort_records_by_begin(const std::vector<raw_instance>& recs, std::ve
 inline record_tree link_records(const std::vector<raw_instance>& recs) {
   const std::size_t n = recs.size();
   record_tree t;
-  t.children.resize(n);
+  t.kids.reserve(n);
+  t.first.assign(n, 0);
+  t.count.assign(n, 0);
   t.orphan.assign(n, 0);
   std::vector<std::vector<std::uint32_t>> pending;  // by recorded depth
   for (std::uint32_t i = 0; i < n; ++i) {
@@ -48,10 +56,12 @@ inline record_tree link_records(const std::vector<raw_instance>& recs) {
       for (auto c : pending[k]) t.orphan[c] = 1, t.roots.push_back(c);
       pending[k].clear();
     }
+    t.first[i] = static_cast<std::uint32_t>(t.kids.size());
     for (auto c : pending[d + 1]) {
-      if (record_contains(recs[i], recs[c])) t.children[i].push_back(c);
+      if (record_contains(recs[i], recs[c])) t.kids.push_back(c);
       else t.orphan[c] = 1, t.roots.push_back(c);
     }
+    t.count[i] = static_cast<std::uint32_t>(t.kids.size() - t.first[i]);
     pending[d + 1].clear();
     pending[d].push_back(i);
   }
@@ -60,7 +70,7 @@ inline record_tree link_records(const std::vector<raw_instance>& recs) {
       if (k > 0) t.orphan[c] = 1;
       t.roots.push_back(c);
     }
-  sort_records_by_begin(recs, t.roots);
+  sort_records_by_begin(recs, t.roots.begin(), t.roots.end());
   return t;
 }
 
@@ -104,9 +114,10 @@ inline std::uint64_t append_thread_instances(const std::vector<raw_instance>& re
     const auto index = static_cast<std::int64_t>(out.size());
     instance_of[f.rec] = index;
     out.push_back(s);
-    auto& ch = t.children[f.rec];
-    sort_records_by_begin(recs, ch);
-    for (auto it = ch.rbegin(); it != ch.rend(); ++it) stack.push_back({*it, index, f.depth + 1});
+    const auto kids_begin = t.kids.begin() + t.first[f.rec];
+    const auto kids_end = kids_begin + t.count[f.rec];
+    sort_records_by_begin(recs, kids_begin, kids_end);
+    for (auto it = kids_end; it != kids_begin;) stack.push_back({*--it, index, f.depth + 1});
   }
   return orphans;
 }

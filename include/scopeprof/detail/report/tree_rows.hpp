@@ -3,6 +3,7 @@
 #pragma once
 
 #include <scopeprof/config.hpp>
+#include <scopeprof/detail/report/flat_rows.hpp>
 #include <scopeprof/report_types.hpp>
 
 #include <algorithm>
@@ -20,6 +21,7 @@ struct path_nodes {
   struct node {
     tree_row row;
     std::vector<std::size_t> children;
+    row_distributions dist;
   };
   std::vector<node> nodes;
   std::vector<std::size_t> roots;
@@ -40,35 +42,36 @@ inline void add_to_tree_row(tree_row& row, const scope_instance& s) {
   }
 }
 
-/// Sum the instances (in pre-order) by path: nodes in order of first appearance.
+/// Sum the instances (in pre-order) by path: nodes in order of first appearance. A path is (parent
+/// node, name), keyed by integers: sites with the same name share a path.
 inline path_nodes sum_by_path(const std::vector<site_desc>& sites, const std::vector<scope_instance>& in) {
   path_nodes p;
-  std::unordered_map<std::string, std::size_t> index;  // key: parent node index + '\0' + name
+  std::vector<std::size_t> group_of_site;
+  std::vector<std::string> names = group_sites_by_name(sites, group_of_site);
+  const std::size_t unnamed = names.size();  // a site id outside the list (never from the recorder)
+  names.emplace_back();
+  std::unordered_map<std::uint64_t, std::size_t> index;  // key: (parent node + 1) << 32 | name group
   std::vector<std::size_t> node_of(in.size());
   for (std::size_t i = 0; i < in.size(); ++i) {
     const auto& s = in[i];
-    const std::string& name = s.site < sites.size() ? sites[s.site].name : std::string();
+    const std::size_t group = s.site < group_of_site.size() ? group_of_site[s.site] : unnamed;
     const std::int64_t parent_node = s.parent < 0 ? -1 : static_cast<std::int64_t>(node_of[static_cast<std::size_t>(s.parent)]);
-    std::string key = std::to_string(parent_node);
-    key += '\0';
-    key += name;
-    auto it = index.find(key);
-    std::size_t n;
-    if (it == index.end()) {
-      n = p.nodes.size();
+    const std::uint64_t key = (static_cast<std::uint64_t>(parent_node + 1) << 32) | group;
+    const auto found = index.emplace(key, p.nodes.size());
+    const std::size_t n = found.first->second;
+    if (found.second) {
       p.nodes.emplace_back();
-      p.nodes[n].row.name = name;
+      p.nodes[n].row.name = names[group];
       p.nodes[n].row.depth = s.depth;
       p.nodes[n].row.parent = parent_node;
-      index.emplace(std::move(key), n);
       if (parent_node < 0) p.roots.push_back(n);
       else p.nodes[static_cast<std::size_t>(parent_node)].children.push_back(n);
-    } else {
-      n = it->second;
     }
     node_of[i] = n;
     add_to_tree_row(p.nodes[n].row, s);
+    p.nodes[n].dist.add(s);
   }
+  for (auto& node : p.nodes) node.dist.store(node.row);
   return p;
 }
 
