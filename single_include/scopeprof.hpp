@@ -399,7 +399,18 @@ struct device_activity {
   std::uint32_t graph = 0;     ///< CUDA graph id, 0 when not launched by a graph
   std::int64_t begin_ns = 0;
   std::int64_t end_ns = 0;
+  std::uint32_t correlation = 0;  ///< CUPTI correlation id of the API call that launched it (0: unknown)
+  /// The runtime or driver API call that launched it (cudaLaunchKernel, cudaMemcpyAsync, cudaGraphLaunch...),
+  /// where CUPTI recorded it: the name's index into report::activity_names(), the OS thread id and the
+  /// call's host interval. launch_name == no_launch when there is no such record.
+  static constexpr std::uint32_t no_launch = 0xFFFFFFFFu;
+  std::uint32_t launch_name = no_launch;
+  bool launch_driver = false;  ///< the launch was a driver API call (cuLaunchKernel...), else runtime
+  std::uint64_t launch_thread = 0;
+  std::int64_t launch_begin_ns = 0;
+  std::int64_t launch_end_ns = 0;
   std::int64_t duration_ns() const noexcept { return end_ns - begin_ns; }
+  bool has_launch() const noexcept { return launch_name != no_launch; }
 };
 
 struct site_desc {
@@ -436,6 +447,15 @@ struct duration_stats {
   static duration_stats of(std::vector<std::int64_t> values);
 };
 
+/// @brief One bucket of a duration histogram: `count` values in [lower_ns, upper_ns] (both inclusive).
+/// Buckets are those of the statistics' log histogram (64 per power of two above 128 ns, one per value
+/// below), so a bucket is at most 1/64 of its lower bound wide.
+struct histogram_bin {
+  std::int64_t lower_ns = 0;
+  std::int64_t upper_ns = 0;
+  std::uint64_t count = 0;
+};
+
 /// @brief One row of the flat table: every instance with this name, on every thread.
 struct flat_row {
   std::string name;
@@ -451,6 +471,8 @@ struct flat_row {
   std::int64_t device_self_ns = 0;
   duration_stats device;       ///< over every valid instance's device span
   duration_stats device_self;  ///< over every valid instance's device self time
+  std::vector<histogram_bin> host_histogram;    ///< non-empty buckets of the host totals, ascending
+  std::vector<histogram_bin> device_histogram;  ///< non-empty buckets of the device spans, ascending
   std::uint64_t device_captured = 0;  ///< instances whose device time is "n/a (captured)"
   std::uint64_t device_invalid = 0;
   std::uint64_t kernels = 0;            ///< CUPTI: kernels launched inside these scopes (children included)
@@ -497,6 +519,26 @@ struct tree_row {
   duration_stats host_self;    ///< ... host self times
   duration_stats device;       ///< ... device spans (valid instances)
   duration_stats device_self;  ///< ... device self times (valid instances)
+};
+
+/// @brief One complete step: from a next_step() call to the next (ProfilerStep#index in traces).
+struct step_span {
+  std::uint64_t index = 0;    ///< the process-wide number of the next_step() call that began it
+  std::uint32_t thread = 0;   ///< index into report::threads() of the thread that began it
+  std::int64_t begin_ns = 0;  ///< steady_clock ns, as scope_instance
+  std::int64_t end_ns = 0;
+  bool cuts_scopes = false;   ///< a boundary of it fell inside open scopes
+  std::int64_t duration_ns() const noexcept { return end_ns - begin_ns; }
+};
+
+/// @brief The steps of a report: how many, and the distribution of host time per step.
+struct step_summary {
+  std::uint64_t complete = 0;   ///< steps with both boundaries recorded
+  std::uint64_t marks = 0;      ///< next_step() calls in the report (a step under way has one)
+  std::uint64_t lost = 0;       ///< next_step() calls not recorded (out of memory): steps across them are left out
+  std::uint64_t cut = 0;        ///< complete steps with a boundary inside open scopes
+  duration_stats host;          ///< host (wall) time per complete step
+  std::vector<histogram_bin> host_histogram;
 };
 
 /// @brief Which evidence each column comes from, and whether it is valid for this run.
@@ -586,6 +628,11 @@ class report {
   /// Kernel summary by (scope name, kernel name), heaviest total first (empty unless sources().cupti_valid).
   const std::vector<kernel_summary_row>& kernel_summary() const noexcept { return kernel_summary_; }
 
+  /// Complete steps (next_step() to next_step()) by index; empty when the program marks none.
+  const std::vector<step_span>& steps() const noexcept { return steps_; }
+  /// Their count and the distribution of host time per step.
+  const step_summary& step_stats() const noexcept { return step_stats_; }
+
   /// The flat row with this name, or nullptr.
   const flat_row* find(const std::string& name) const noexcept {
     for (const auto& r : flat_)
@@ -608,6 +655,15 @@ class report {
   /// Chrome trace event format, loadable in Perfetto and chrome://tracing.
   write_result write_chrome_trace(const std::string& path) const;
   std::string chrome_trace() const;
+  /// speedscope's file format (name it *.speedscope.json): one profile per host thread and per device
+  /// stream, frames named by scope, integer nanoseconds.
+  write_result write_speedscope(const std::string& path) const;
+  std::string speedscope() const;
+  /// One self-contained HTML page (name it *.html): the header with the evidence, sortable tree and flat
+  /// tables, an icicle of host total beside device span, duration histograms, root scopes over time.
+  /// It opens offline and loads nothing.
+  write_result write_html(const std::string& path) const;
+  std::string html() const;
 
  private:
   friend class detail::report_builder;  // detail::build_report() fills a report through it
@@ -625,6 +681,8 @@ class report {
   std::vector<std::string> activity_names_;
   std::vector<std::string> activity_demangled_;
   std::vector<kernel_summary_row> kernel_summary_;
+  std::vector<step_span> steps_;
+  step_summary step_stats_;
 };
 
 SCOPEPROF_NAMESPACE_END
@@ -1260,6 +1318,17 @@ enum device_record_state : std::uint32_t { dev_pending = 0, dev_resolved = 1, de
 using device_chunk = log_chunk<device_record>;
 constexpr std::uint32_t device_chunk_records = 1024;
 
+/// One next_step() call: its process-wide sequence number, the host counter then, and how many scopes
+/// were open on the calling thread (a step boundary inside a scope cuts that scope).
+struct step_mark {
+  std::uint64_t sequence;
+  std::uint64_t ticks;
+  std::uint32_t open_scopes;
+  std::uint32_t reserved;
+};
+using step_chunk = log_chunk<step_mark>;
+constexpr std::uint32_t step_chunk_marks = 256;
+
 /// Per-thread cache for runtime names: (call site, name) -> site_info. Grows only on a new name. Held by
 /// the thread's buffer (not a thread_local of its own: that would give every including TU a TLS
 /// initializer) and freed when the thread exits.
@@ -1283,6 +1352,7 @@ struct thread_buffer {
   // Owner-only.
   std::uint64_t full_epoch = ~0ull;  // allocation epoch in which a refill last failed
   chunked_log<device_record> device;  // CUDA event pairs of device-timed scopes
+  chunked_log<step_mark> steps;       // next_step() calls on this thread
   std::unique_ptr<dynamic_name_cache> dynamic_names;  // PROF_SCOPE_DYN lookups; freed at thread exit
 
   // collect() and reset() only (under the registry's collect_mu): where the last reset() left the counters.
@@ -1323,6 +1393,8 @@ struct registry {
   std::atomic<std::uint64_t> device_records_held{0};     // device records in memory, all threads
   std::atomic<std::uint64_t> device_records_skipped{0};  // device timings not taken: too many held
   std::atomic<std::uint64_t> unattached_drops{0};  // scopes on threads whose buffer could not be made
+  std::atomic<std::uint64_t> next_step{0};         // sequence number of the next next_step() call
+  std::atomic<std::uint64_t> steps_lost{0};        // next_step() calls not recorded (out of memory)
   std::uint64_t unattached_floor = 0;              // under mu: reset() point
 
   detail::clock_anchor clock_start{};
@@ -1743,6 +1815,13 @@ SCOPEPROF_API clock_kind host_clock() noexcept;
 /// @brief Name the calling thread's track in traces and reports: `scopeprof::set_thread_name("loader");`
 SCOPEPROF_API void set_thread_name(std::string_view name) noexcept;
 
+/// @brief Step marker, as torch.profiler's step(): ends the current step and begins the next (steps are
+/// numbered from 0 across the process: ProfilerStep#N in traces). Call it once per iteration, outside any
+/// scope, on the thread that drives the loop: `for (...) { PROF_STEP(); train_one(); }`. Reports give the
+/// distribution of host time per step; a step is complete once the next one begins. Lock-free, no
+/// allocation but once per 256 steps; a call inside open scopes is recorded and the reports say so.
+SCOPEPROF_API void next_step() noexcept;
+
 /// @brief A snapshot of all finished scopes of all threads (running threads keep running; nothing waits
 /// for them, and no scope waits for collect()). Never throws: on failure the report is empty and its
 /// warnings() say why.
@@ -2007,6 +2086,7 @@ SCOPEPROF_NAMESPACE_END
 //   PROF_FUNCTION()           same, named after the enclosing function
 //   PROF_SCOPE_STREAM("name", stream)   device span timed on this CUDA stream
 //   PROF_SCOPE_HOST("name")   host time only: never records CUDA events
+//   PROF_STEP()               step marker: ends the current step, begins the next (scopeprof::next_step())
 
 
 #include <string_view>
@@ -2047,12 +2127,14 @@ SCOPEPROF_NAMESPACE_END
 #define SCOPEPROF_V1_FUNCTION() SCOPEPROF_DETAIL_SCOPE(__COUNTER__, __func__)
 #define SCOPEPROF_V1_SCOPE_STREAM(name, stream) SCOPEPROF_DETAIL_SCOPE_STREAM(__COUNTER__, "" name "", stream)
 #define SCOPEPROF_V1_SCOPE_HOST(name) SCOPEPROF_DETAIL_SCOPE_HOST(__COUNTER__, "" name "")
+#define SCOPEPROF_V1_STEP() ::scopeprof::next_step()
 #else
 #define SCOPEPROF_V1_SCOPE(name) static_assert(sizeof("" name "") > 0, "PROF_SCOPE takes a string literal")
 #define SCOPEPROF_V1_SCOPE_DYN(name) static_assert(sizeof(::std::string_view(name)) > 0, "")
 #define SCOPEPROF_V1_FUNCTION() static_assert(true, "")
 #define SCOPEPROF_V1_SCOPE_STREAM(name, stream) static_assert(sizeof("" name "") > 0 && sizeof(stream) > 0, "")
 #define SCOPEPROF_V1_SCOPE_HOST(name) static_assert(sizeof("" name "") > 0, "PROF_SCOPE_HOST takes a string literal")
+#define SCOPEPROF_V1_STEP() static_cast<void>(0)
 #endif
 
 #ifndef SCOPEPROF_NO_SHORT_MACROS
@@ -2066,6 +2148,8 @@ SCOPEPROF_NAMESPACE_END
 #define PROF_SCOPE_STREAM(name, stream) SCOPEPROF_V1_SCOPE_STREAM(name, stream)
 /// @brief Like PROF_SCOPE, host time only (no CUDA events): `PROF_SCOPE_HOST("parse");`
 #define PROF_SCOPE_HOST(name) SCOPEPROF_V1_SCOPE_HOST(name)
+/// @brief Step marker (scopeprof::next_step()): `for (...) { PROF_STEP(); train_one(); }`
+#define PROF_STEP() SCOPEPROF_V1_STEP()
 #endif
 // ---- end scopeprof/macros.hpp ----
 
@@ -3067,6 +3151,22 @@ struct raw_activity {
   std::uint32_t graph = 0;
   std::int64_t begin_ns = 0;
   std::int64_t end_ns = 0;
+  std::uint32_t correlation = 0;  // CUPTI correlation id of the launching API call
+  // The launching runtime/driver API call where CUPTI recorded it (as in device_activity).
+  std::uint32_t launch_name = device_activity::no_launch;  // index into raw_snapshot::activity_names
+  bool launch_driver = false;
+  std::uint64_t launch_thread = 0;  // OS thread id
+  std::int64_t launch_begin_ns = 0;
+  std::int64_t launch_end_ns = 0;
+};
+
+/// A next_step() call: its process-wide sequence number, the thread (position in raw_snapshot::threads),
+/// its time, and the scopes open on that thread then.
+struct raw_step {
+  std::uint64_t sequence = 0;
+  std::uint32_t thread = 0;
+  std::int64_t ns = 0;
+  std::uint32_t open_scopes = 0;
 };
 
 struct raw_thread {
@@ -3083,6 +3183,8 @@ struct raw_snapshot {
   std::string warnings;        // lines the report prints in its header
   std::vector<raw_activity> activities;  // CUPTI records (used only when sources.cupti_valid)
   std::vector<std::string> activity_names;
+  std::vector<raw_step> steps;   // every thread's step marks, in no particular order
+  std::uint64_t steps_lost = 0;  // next_step() calls not recorded (out of memory)
 };
 
 /// Build a report from a raw snapshot (collect() does this; tests may too, with <scopeprof.hpp> and this
@@ -3136,6 +3238,8 @@ struct thread_view {
   std::uint64_t device_floor = 0, device_count = 0;
   std::vector<record_chunk*> chunks;
   std::vector<device_chunk*> device_chunks;
+  std::uint64_t step_floor = 0, step_count = 0;
+  std::vector<step_chunk*> step_chunks;
 };
 
 struct registry_view {
@@ -3176,6 +3280,9 @@ inline registry_view view_registry(registry& r) {
     t.device_floor = b.device.floor;
     t.chunks = b.records.chunk_list();
     t.device_chunks = b.device.chunk_list();
+    t.step_count = b.steps.published.load(std::memory_order_acquire);
+    t.step_floor = b.steps.floor;
+    t.step_chunks = b.steps.chunk_list();
   }
   return v;
 }
@@ -3205,6 +3312,13 @@ inline raw_thread read_thread(const thread_view& t, const tick_converter& conv) 
   return out;
 }
 
+/// One thread's step marks since its floor (thread = its position in raw_snapshot::threads).
+inline void read_steps(const thread_view& t, std::uint32_t thread, const tick_converter& conv, std::vector<raw_step>& out) {
+  chunked_log<step_mark>::for_each(t.step_chunks, t.step_floor, t.step_count, [&](std::uint64_t, const step_mark& m) {
+    out.push_back({m.sequence, thread, conv.to_ns(m.ticks), m.open_scopes});
+  });
+}
+
 /// reset() for one thread: raise its floors to what it has published, free the chunks that hold only
 /// discarded records (all of them for a thread that exited; never the one its owner writes to). The
 /// backends discard their own logs (backend_hooks::reset). Under collect_mu.
@@ -3213,6 +3327,10 @@ inline void discard_thread(registry& r, thread_buffer& b, bool exited) {
   b.dropped_floor = c.dropped;
   b.entered_floor = c.recorded + c.dropped;  // scopes open now stay counted as entered
   b.records.discard_below(c.recorded, exited, [&](record_chunk* ch) { return_chunk(r, ch); });
+  // The newest step mark stays: it begins the step under way, which the next mark completes.
+  const std::uint64_t marks = b.steps.published.load(std::memory_order_acquire);
+  const std::uint64_t keep_from = exited || marks == 0 ? marks : marks - 1;
+  if (keep_from > b.steps.floor) b.steps.discard_below(keep_from, exited, [](step_chunk* ch) { step_chunk::destroy(ch); });
 }
 
 /// Threads that had exited when discard_thread() emptied them: out of the registry and freed, so thread
@@ -3321,6 +3439,31 @@ struct activity_entry {
   std::uint32_t name = 0;  // index into activity_log::names()
 };
 
+/// The runtime or driver API call that launched work (CUPTI_ACTIVITY_KIND_RUNTIME / DRIVER), keyed by its
+/// correlation id; times on the host timeline.
+struct launch_entry {
+  std::uint32_t name = 0;  // index into activity_log::names() ("cudaLaunchKernel", "cuLaunchKernel"...)
+  bool driver = false;
+  std::uint64_t thread = 0;  // OS thread id as CUPTI gives it
+  std::int64_t begin_ns = 0;
+  std::int64_t end_ns = 0;
+};
+
+/// The name the trace gives an API call as CUPTI names it ("cudaLaunchKernel_v7000" -> "cudaLaunchKernel"),
+/// or empty for calls that launch no kernel, copy or memset (only launch calls are kept).
+inline std::string launch_call_name(std::string_view cupti_name) {
+  static constexpr std::string_view prefixes[] = {"cudaLaunch", "cudaMemcpy", "cudaMemset", "cudaGraphLaunch",
+                                                  "cuLaunch",   "cuMemcpy",   "cuMemset",   "cuGraphLaunch"};
+  bool launch = false;
+  for (std::string_view p : prefixes) launch = launch || cupti_name.substr(0, p.size()) == p;
+  if (!launch) return {};
+  const std::size_t v = cupti_name.rfind("_v");
+  if (v != std::string_view::npos && v + 2 < cupti_name.size() &&
+      cupti_name.find_first_not_of("0123456789", v + 2) == std::string_view::npos)
+    cupti_name = cupti_name.substr(0, v);
+  return std::string(cupti_name);
+}
+
 enum class attribute_result { attributed, outside, ignore };
 
 struct attribution {
@@ -3348,9 +3491,11 @@ class activity_log {
   }
   void add(const activity_entry& e) { entries_.push_back(e); }
   void correlate(std::uint32_t correlation, std::uint64_t external) { external_of_[correlation] = external; }
+  void add_launch(std::uint32_t correlation, const launch_entry& l) { launches_[correlation] = l; }
 
   const std::vector<std::string>& names() const noexcept { return names_; }
   const std::vector<activity_entry>& entries() const noexcept { return entries_; }
+  std::size_t launch_count() const noexcept { return launches_.size(); }
 
   /// Did the probe tagged `external` come back: its external-correlation record, and a memset (received
   /// after record `from`) with the same correlation id?
@@ -3386,6 +3531,14 @@ class activity_log {
       r.graph = e.graph;
       r.begin_ns = e.begin_ns;
       r.end_ns = e.end_ns;
+      r.correlation = e.correlation;
+      if (const auto l = launches_.find(e.correlation); l != launches_.end()) {
+        r.launch_name = l->second.name;
+        r.launch_driver = l->second.driver;
+        r.launch_thread = l->second.thread;
+        r.launch_begin_ns = l->second.begin_ns;
+        r.launch_end_ns = l->second.end_ns;
+      }
       attribute_result where = attribute_result::outside;
       const auto it = external_of_.find(e.correlation);
       if (it != external_of_.end()) where = place(it->second, r.thread, r.record);
@@ -3412,6 +3565,10 @@ class activity_log {
       if (it != external_of_.end() && !finished(it->second)) kept.push_back(e);
     }
     entries_.swap(kept);
+    for (auto it = launches_.begin(); it != launches_.end();) {
+      const auto x = external_of_.find(it->first);
+      it = x == external_of_.end() || finished(x->second) ? launches_.erase(it) : std::next(it);
+    }
     for (auto it = external_of_.begin(); it != external_of_.end();)
       it = finished(it->second) ? external_of_.erase(it) : std::next(it);
   }
@@ -3421,6 +3578,7 @@ class activity_log {
   std::unordered_map<std::string, std::uint32_t> name_ids_;
   std::vector<activity_entry> entries_;
   std::unordered_map<std::uint32_t, std::uint64_t> external_of_;
+  std::unordered_map<std::uint32_t, launch_entry> launches_;
 };
 
 }  // namespace detail
@@ -3505,6 +3663,7 @@ struct cupti_api {
   decltype(&cuptiActivityPopExternalCorrelationId) pop = nullptr;
   decltype(&cuptiGetResultString) result_string = nullptr;
   decltype(&cuptiGetTimestamp) timestamp = nullptr;
+  decltype(&cuptiGetCallbackName) callback_name = nullptr;  // optional: names the launching API calls
 };
 
 enum class cupti_state : std::uint8_t {
@@ -3531,10 +3690,12 @@ struct cupti_collector {
   CUpti_SubscriberHandle subscriber = nullptr;
   bool callbacks_registered = false;
   std::vector<CUpti_ActivityKind> kinds;  // enabled by us
-  bool api_records = false;               // runtime/driver kinds enabled as a correlation fallback
+  bool api_records = false;               // runtime/driver API records enabled (the launch calls)
   bool warned = false;
 
   activity_log log;  // records received (buffer-completed callback)
+  // Per (domain << 32 | cbid): the interned name of a launch call, or -1 for calls that launch nothing.
+  std::unordered_map<std::uint64_t, std::int64_t> api_names;
   std::atomic<std::int64_t> clock_offset_ns{0};  // steady_clock ns - CUPTI timestamp ns
   std::atomic<std::uint64_t> dropped{0};          // records CUPTI dropped (buffers full)
   std::uint64_t dropped_floor = 0;
@@ -3628,6 +3789,27 @@ inline std::uint32_t memcpy_name(activity_log& log, std::uint8_t copy_kind) {
   }
 }
 
+/// The interned name of API call `cbid` if it launches work, else -1 (cached per call id). Without
+/// cuptiGetCallbackName every call is kept under a numbered name; attribution keeps only those that
+/// launched a recorded kernel, copy or memset.
+inline std::int64_t api_launch_name(cupti_collector& c, bool driver, std::uint32_t cbid) {
+  const std::uint64_t key = (std::uint64_t{driver} << 32) | cbid;
+  const auto it = c.api_names.find(key);
+  if (it != c.api_names.end()) return it->second;
+  std::int64_t id = -1;
+  const char* raw = nullptr;
+  if (c.api.callback_name != nullptr &&
+      c.api.callback_name(driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &raw) == CUPTI_SUCCESS &&
+      raw != nullptr) {
+    const std::string name = launch_call_name(raw);
+    if (!name.empty()) id = c.log.intern(name);
+  } else {
+    id = c.log.intern(std::string(driver ? "CUDA driver call " : "CUDA runtime call ") + std::to_string(cbid));
+  }
+  c.api_names.emplace(key, id);
+  return id;
+}
+
 inline void CUPTIAPI cupti_buffer_completed(CUcontext context, std::uint32_t stream, std::uint8_t* buffer, std::size_t,
                                             std::size_t valid) {
   cupti_collector& c = the_cupti();
@@ -3668,7 +3850,17 @@ inline void CUPTIAPI cupti_buffer_completed(CUcontext context, std::uint32_t str
           if (x->externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2) c.log.correlate(x->correlationId, x->externalId);
           break;
         }
-        default: break;  // runtime/driver API records (correlation fallback) carry nothing we report
+        case CUPTI_ACTIVITY_KIND_RUNTIME:
+        case CUPTI_ACTIVITY_KIND_DRIVER: {
+          const auto* api = reinterpret_cast<const CUpti_ActivityAPI*>(rec);
+          const bool driver = rec->kind == CUPTI_ACTIVITY_KIND_DRIVER;
+          const std::int64_t name = api_launch_name(c, driver, api->cbid);
+          if (name >= 0 && api->correlationId != 0 && api->end >= api->start && api->start != 0)
+            c.log.add_launch(api->correlationId, {static_cast<std::uint32_t>(name), driver, api->threadId, host(api->start),
+                                                  host(api->end)});
+          break;
+        }
+        default: break;
       }
     }
   } catch (...) {
@@ -3769,6 +3961,7 @@ inline void cupti_load(cupti_collector& c) {
   sym(a.pop, "cuptiActivityPopExternalCorrelationId", true);
   sym(a.result_string, "cuptiGetResultString", true);
   sym(a.timestamp, "cuptiGetTimestamp", true);
+  sym(a.callback_name, "cuptiGetCallbackName", false);
   if (!missing.empty()) {
     c.load_error = c.library_path + " lacks " + missing;
     return;
@@ -3993,23 +4186,21 @@ inline bool cupti_enable_locked(cupti_collector& c) {
       cupti_set_state_locked(c, cupti_state::unavailable, why);
       return false;
     }
+  // The API calls that launched each kernel, copy and memset (the trace's cuda_runtime and cuda_driver
+  // events, joined to the work by correlation id). Optional: without them the trace draws launches from
+  // the scope. Some CUPTI versions also need them before they deliver external correlation.
+  std::string why_api;
+  c.api_records = cupti_enable_kind_locked(c, CUPTI_ACTIVITY_KIND_RUNTIME, why_api);
+  if (c.api_records) cupti_enable_kind_locked(c, CUPTI_ACTIVITY_KIND_DRIVER, why_api);
   return true;
 }
 
-/// Active, `lock` (on c.mu) released: check the path end to end once. If CUPTI delivers the memset but no
-/// external correlation for it, it may want API records to correlate: switch those on and look again.
+/// Active, `lock` (on c.mu) released: check the path end to end once (API records are on from the start,
+/// which some CUPTI versions need before they deliver external correlation).
 /// On failure CUPTI is given back and the state says why (`lock` is then held again).
 inline bool cupti_check_start(cupti_collector& c, std::unique_lock<std::mutex>& lock) {
   std::string why;
   probe_result p = cupti_probe(c, why);
-  if (p == probe_result::no_correlation) {
-    lock.lock();
-    std::string why2;
-    c.api_records = cupti_enable_kind_locked(c, CUPTI_ACTIVITY_KIND_RUNTIME, why2) &&
-                    cupti_enable_kind_locked(c, CUPTI_ACTIVITY_KIND_DRIVER, why2);
-    lock.unlock();
-    p = cupti_probe(c, why);
-  }
   if (p == probe_result::no_records || p == probe_result::no_correlation) {
     cupti_release(c);
     lock.lock();
@@ -4098,7 +4289,7 @@ inline std::string cupti_evidence_locked(const cupti_collector& c, bool& valid, 
   std::string s = std::to_string(kernels) + " kernels and " + std::to_string(copies) + " copies/memsets from " +
                   c.library_path + ", attributed by external correlation (CUSTOM2)";
   if (unattributed) s += "; " + std::to_string(unattributed) + " launched outside any recorded scope";
-  if (c.api_records) s += "; runtime/driver API records on (correlation fallback)";
+  if (c.api_records) s += "; launch calls from runtime/driver API records";
   if (c.state == cupti_state::released) s += "; collection stopped, CUPTI released";
   return s;
 }
@@ -4321,7 +4512,7 @@ SCOPEPROF_DETAIL_COLD_END
 // scopeprof: the report's cold code: duration_stats::of() and build_report() (raw snapshot to report).
 
 // ---- begin scopeprof/detail/report/stats.hpp ----
-// scopeprof: report builder helper: a streaming distribution as the report's duration_stats.
+// scopeprof: report builder helper: a streaming distribution as the report's duration_stats and histogram.
 
 // ---- begin scopeprof/detail/distribution.hpp ----
 // scopeprof: one quantity's distribution in constant memory: exact count, sum, min, max, mean and standard
@@ -4664,6 +4855,8 @@ struct distribution {
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/detail/distribution.hpp ----
 
+#include <vector>
+
 SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
@@ -4689,6 +4882,15 @@ inline duration_stats stats_of(const distribution& d) noexcept {
   s.p90 = q(0.9);
   s.p99 = q(0.99);
   return s;
+}
+
+/// The non-empty buckets of `d`'s histogram, ascending.
+inline std::vector<histogram_bin> histogram_of(const distribution& d) {
+  std::vector<histogram_bin> bins;
+  d.histogram.for_each_bucket([&](std::int64_t lower, std::int64_t upper, std::uint64_t count) {
+    bins.push_back({lower, upper, count});
+  });
+  return bins;
 }
 
 }  // namespace detail
@@ -4918,6 +5120,14 @@ inline std::vector<device_activity> attribute_activities(const std::vector<raw_a
     d.graph = a.graph;
     d.begin_ns = a.begin_ns;
     d.end_ns = a.end_ns;
+    d.correlation = a.correlation;
+    if (a.launch_name < names && a.launch_end_ns >= a.launch_begin_ns) {
+      d.launch_name = a.launch_name;
+      d.launch_driver = a.launch_driver;
+      d.launch_thread = a.launch_thread;
+      d.launch_begin_ns = a.launch_begin_ns;
+      d.launch_end_ns = a.launch_end_ns;
+    }
     d.instance = launching_instance(a, instance_of);
     if (d.instance >= 0) {
       scope_instance& s = in[static_cast<std::size_t>(d.instance)];
@@ -5039,6 +5249,8 @@ inline void add_to_flat_row(flat_row& row, const scope_instance& s, bool outermo
 inline void finish_flat_rows(std::vector<flat_row>& rows, const std::vector<row_distributions>& dist, std::int64_t all_self) {
   for (std::size_t g = 0; g < rows.size(); ++g) {
     dist[g].store(rows[g]);
+    rows[g].host_histogram = histogram_of(dist[g].host);
+    rows[g].device_histogram = histogram_of(dist[g].device);
     rows[g].host_time_pct = all_self > 0 ? 100.0 * static_cast<double>(rows[g].host_self_ns) / all_self : 0.0;
   }
   rows.erase(std::remove_if(rows.begin(), rows.end(), [](const flat_row& f) { return f.calls == 0; }), rows.end());
@@ -5350,6 +5562,50 @@ inline void compute_device_self(std::vector<scope_instance>& in) {
 }  // namespace detail
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/detail/report/self_times.hpp ----
+// ---- begin scopeprof/detail/report/steps.hpp ----
+// scopeprof: report builder pass: the steps. next_step() marks, from any thread, in the order of their
+// process-wide sequence numbers; step N runs from mark N to mark N + 1. A gap in the numbers (a mark lost
+// for memory, or discarded by reset()) leaves the step across it out.
+
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// The complete steps of `marks` (sorted here by sequence) and their summary.
+inline std::vector<step_span> build_steps(std::vector<raw_step>& marks, std::uint64_t lost, step_summary& summary) {
+  std::sort(marks.begin(), marks.end(), [](const raw_step& a, const raw_step& b) { return a.sequence < b.sequence; });
+  std::vector<step_span> steps;
+  distribution host;
+  summary = step_summary{};
+  summary.marks = marks.size();
+  summary.lost = lost;
+  for (std::size_t i = 0; i + 1 < marks.size(); ++i) {
+    const raw_step& a = marks[i];
+    const raw_step& b = marks[i + 1];
+    if (b.sequence != a.sequence + 1) continue;
+    step_span s;
+    s.index = a.sequence;
+    s.thread = a.thread;
+    s.begin_ns = a.ns;
+    s.end_ns = (std::max)(a.ns, b.ns);  // two threads' marks may read the clock out of sequence order
+    s.cuts_scopes = a.open_scopes != 0 || b.open_scopes != 0;
+    if (s.cuts_scopes) ++summary.cut;
+    host.add(s.duration_ns());
+    steps.push_back(s);
+  }
+  summary.complete = steps.size();
+  summary.host = stats_of(host);
+  summary.host_histogram = histogram_of(host);
+  return steps;
+}
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/report/steps.hpp ----
 // ---- begin scopeprof/detail/report/tree_rows.hpp ----
 // scopeprof: report builder pass 6: the tree table, instances summed by call path (parent path, name) and
 // laid out depth-first, heaviest host total first among siblings.
@@ -5499,6 +5755,7 @@ class report_builder {
     if (any_device) compute_device_self(r.instances_);
     r.flat_ = build_flat_rows(r.sites_, r.instances_);
     r.tree_ = build_tree_rows(r.sites_, r.instances_);
+    r.steps_ = build_steps(raw.steps, raw.steps_lost, r.step_stats_);
     return r;
   }
 };
@@ -5890,49 +6147,468 @@ write_result write_to_path(const std::string& path, const char* what, Serialize 
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/detail/gzip_sink.hpp ----
 // ---- begin scopeprof/format/chrome_trace.hpp ----
-// scopeprof: Chrome trace event format (JSON), for Perfetto (ui.perfetto.dev) and chrome://tracing.
-// Process 1 holds one track per host thread with complete ("X") events that nest exactly; process 2
-// holds one track per (device, stream) with the device spans, and flow arrows join each host scope to
-// its device span. Timestamps are microseconds from the library's start with three decimals, i.e. exact
-// nanoseconds, so nesting survives the conversion.
+// scopeprof: Chrome trace event format (JSON) in the PyTorch profiler's (Kineto's) conventions, for
+// Perfetto, chrome://tracing, speedscope and HolisticTraceAnalysis (docs/formats.md has every field).
+//
+// - host: pid = getpid(), tid = the OS thread id; each scope a "user_annotation" slice; the API calls
+//   that launched CUPTI's work "cuda_runtime" / "cuda_driver" slices on the same track;
+// - device d: pid = d; each device span (CUDA events) a "gpu_user_annotation" slice on a track per
+//   (stream, host thread); each kernel, copy and memset ("kernel", "gpu_memcpy", "gpu_memset") on
+//   tid = its CUPTI stream id, with args.stream, args.correlation, args.device and args["External id"];
+// - flows in the flow-v2 form (bind_id with flow_out / flow_in on the slices themselves), so each arrow
+//   binds to exactly the slices it joins whatever else starts at the same instant;
+// - ts and dur in 1/1024 microsecond (detail/trace_meta.hpp): exact doubles, so nesting survives any
+//   consumer's floating-point arithmetic;
+// - slices that are scopes carry no args (speedscope names a frame by name + args): the per-instance
+//   figures are in the top-level "scopeprofScopes" table, row k for the k-th user_annotation slice.
 //
 // Events are written straight into the sink's memory: integers with std::to_chars, times by integer
 // arithmetic, each name escaped once per serialization (tables built at the start), no string per event.
 
+// ---- begin scopeprof/detail/trace_launches.hpp ----
+// scopeprof: where the Chrome trace puts the API calls that launched CUPTI's kernels, copies and memsets
+// (cuda_runtime / cuda_driver slices on the launching thread's track), and which slices flows join.
+//
+// A launch call is drawn inside its innermost launching scope, in that scope's own time (between its
+// children): CUPTI's timestamps reach the host timeline through a clock offset, so a call made just
+// before a child scope began can map a little into it. A call that does not fit where CUPTI put it is
+// moved to the next gap of the same scope (cut to that gap), so slices on a track always nest.
 
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <tuple>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// One launch call slice.
+struct trace_launch {
+  std::size_t activity = 0;  // the first activity it launched (name, correlation, driver or runtime)
+  std::int64_t thread = -1;  // position in report::threads(); -1: a thread the report does not hold
+  std::uint64_t os_tid = 0;  // CUPTI's thread id (the track when thread == -1)
+  std::int64_t instance = -1;  // innermost launching scope, -1 for none
+  std::int64_t begin_ns = 0;   // as placed
+  std::int64_t end_ns = 0;
+  bool flow_out = false;  // at least one of its activities binds its flow
+};
+
+/// Which slice each flow leaves from: for an activity, its launch call, its launching scope, or none.
+enum class trace_flow_in : std::uint8_t { none = 0, from_launch = 1, from_scope = 2 };
+
+struct trace_launch_plan {
+  std::vector<trace_launch> launches;
+  std::vector<std::int64_t> launch_of;     // per activity: index into launches, -1 for none
+  std::vector<trace_flow_in> flow_in;      // per activity
+  std::vector<std::uint8_t> scope_flow_out;  // per instance: its slice starts a flow (to its span or work)
+};
+
+/// Children of every instance and the roots of every thread, each list by begin time (CSR layout):
+/// the list of instance i is [start[i], start[i+1]), the roots of thread t that of n + t.
+struct trace_children {
+  std::vector<std::uint32_t> start;
+  std::vector<std::uint32_t> items;
+
+  explicit trace_children(const report& rep) {
+    const auto& in = rep.instances();
+    const std::size_t n = in.size(), lists = n + rep.threads().size();
+    std::vector<std::uint32_t> count(lists + 1, 0);
+    const auto list_of = [&](const scope_instance& s) -> std::size_t {
+      return s.parent >= 0 ? static_cast<std::size_t>(s.parent) : n + (s.thread < rep.threads().size() ? s.thread : 0);
+    };
+    if (rep.threads().empty()) return;
+    for (const auto& s : in) ++count[list_of(s) + 1];
+    start.assign(lists + 1, 0);
+    for (std::size_t i = 0; i < lists; ++i) start[i + 1] = start[i] + count[i + 1];
+    items.resize(n);
+    std::vector<std::uint32_t> fill(start.begin(), start.end() - 1);
+    for (std::size_t i = 0; i < n; ++i) items[fill[list_of(in[i])]++] = static_cast<std::uint32_t>(i);
+    for (std::size_t l = 0; l < lists; ++l)  // pre-order keeps siblings by begin; orphans may interleave
+      std::stable_sort(items.begin() + start[l], items.begin() + start[l + 1],
+                       [&](std::uint32_t a, std::uint32_t b) { return in[a].host_begin_ns < in[b].host_begin_ns; });
+  }
+};
+
+/// Move [b, b + d) to the first gap at or after b between the children `kids` (by begin, disjoint) inside
+/// [lo, hi]; returns the end, cut to the gap (a child is never entered).
+inline std::int64_t fit_in_gap(const report& rep, const std::uint32_t* kids, const std::uint32_t* kids_end, std::int64_t lo,
+                               std::int64_t hi, std::int64_t& b, std::int64_t d) {
+  const auto& in = rep.instances();
+  b = (std::max)(b, lo);
+  const std::uint32_t* it =
+      std::partition_point(kids, kids_end, [&](std::uint32_t k) { return in[k].host_end_ns <= b; });
+  while (it != kids_end && in[*it].host_begin_ns <= b) b = (std::max)(b, in[*it++].host_end_ns);
+  const std::int64_t gap_end = it != kids_end ? in[*it].host_begin_ns : hi;
+  b = (std::min)(b, hi);
+  const std::int64_t e = d > gap_end - b ? gap_end : b + d;
+  return (std::max)(e, b);
+}
+
+/// The thread each launch call ran on: its launching scope's, else the report thread with CUPTI's OS id.
+inline std::int64_t launch_thread_of(const report& rep, const device_activity& a,
+                                     const std::map<std::uint64_t, std::uint32_t>& thread_of_os_id) {
+  if (a.instance >= 0 && static_cast<std::size_t>(a.instance) < rep.instances().size())
+    return rep.instances()[static_cast<std::size_t>(a.instance)].thread;
+  const auto it = thread_of_os_id.find(a.launch_thread);
+  return it != thread_of_os_id.end() ? static_cast<std::int64_t>(it->second) : -1;
+}
+
+/// One slice per launch call (activities of one graph launch share it), placed so that tracks nest.
+inline void place_trace_launches(const report& rep, trace_launch_plan& plan) {
+  const auto& acts = rep.activities();
+  const auto& in = rep.instances();
+  std::map<std::uint64_t, std::uint32_t> thread_of_os_id;
+  for (std::uint32_t t = 0; t < rep.threads().size(); ++t)
+    if (rep.threads()[t].os_id) thread_of_os_id.emplace(rep.threads()[t].os_id, t);
+  std::map<std::tuple<std::uint32_t, std::uint64_t, std::int64_t, std::int64_t>, std::size_t> slot;  // one per call
+  for (std::size_t i = 0; i < acts.size(); ++i) {
+    const device_activity& a = acts[i];
+    if (!a.has_launch()) continue;
+    const auto key = std::make_tuple(a.correlation, a.launch_thread, a.launch_begin_ns, a.launch_end_ns);
+    auto [it, fresh] = slot.emplace(key, plan.launches.size());
+    if (fresh) {
+      trace_launch l;
+      l.activity = i;
+      l.thread = launch_thread_of(rep, a, thread_of_os_id);
+      l.os_tid = a.launch_thread;
+      l.instance = l.thread >= 0 && a.instance >= 0 ? a.instance : -1;
+      l.begin_ns = a.launch_begin_ns;
+      l.end_ns = a.launch_end_ns;
+      plan.launches.push_back(l);
+    }
+    plan.launch_of[i] = static_cast<std::int64_t>(it->second);
+  }
+  if (plan.launches.empty()) return;
+  std::vector<std::size_t> order(plan.launches.size());
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+  const auto group = [&](const trace_launch& l) {
+    return std::make_tuple(l.thread, l.thread < 0 ? l.os_tid : 0, l.instance);
+  };
+  std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+    const auto& a = plan.launches[x];
+    const auto& b = plan.launches[y];
+    return std::make_tuple(group(a), a.begin_ns, x) < std::make_tuple(group(b), b.begin_ns, y);
+  });
+  const trace_children kids(rep);
+  constexpr std::int64_t lowest = (std::numeric_limits<std::int64_t>::min)(), highest = (std::numeric_limits<std::int64_t>::max)();
+  std::int64_t cursor = lowest;
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    trace_launch& l = plan.launches[order[k]];
+    if (k == 0 || group(plan.launches[order[k - 1]]) != group(l)) cursor = lowest;
+    const std::int64_t d = l.end_ns - l.begin_ns;
+    std::int64_t b = (std::max)(l.begin_ns, cursor);
+    if (l.thread < 0 || kids.start.empty()) {
+      l.begin_ns = b;
+      l.end_ns = b + d;
+    } else {
+      const std::size_t list = l.instance >= 0 ? static_cast<std::size_t>(l.instance) : in.size() + static_cast<std::size_t>(l.thread);
+      const std::int64_t lo = l.instance >= 0 ? in[static_cast<std::size_t>(l.instance)].host_begin_ns : lowest;
+      const std::int64_t hi = l.instance >= 0 ? in[static_cast<std::size_t>(l.instance)].host_end_ns : highest;
+      const std::uint32_t* first = kids.items.data() + kids.start[list];
+      l.end_ns = fit_in_gap(rep, first, kids.items.data() + kids.start[list + 1], lo, hi, b, d);
+      l.begin_ns = b;
+    }
+    cursor = l.end_ns;
+  }
+}
+
+/// The launch slices and the flows: launch call -> its work where CUPTI recorded the call, else
+/// launching scope -> its work; scope -> its device span. A flow is drawn only forward in time.
+inline trace_launch_plan plan_trace_flows(const report& rep) {
+  trace_launch_plan plan;
+  const auto& acts = rep.activities();
+  const auto& in = rep.instances();
+  plan.launch_of.assign(acts.size(), -1);
+  plan.flow_in.assign(acts.size(), trace_flow_in::none);
+  plan.scope_flow_out.assign(in.size(), 0);
+  for (std::size_t i = 0; i < in.size(); ++i)
+    plan.scope_flow_out[i] = in[i].device == device_status::ok && in[i].device_begin_ns >= in[i].host_begin_ns;
+  place_trace_launches(rep, plan);
+  for (std::size_t i = 0; i < acts.size(); ++i) {
+    const device_activity& a = acts[i];
+    if (plan.launch_of[i] >= 0) {
+      trace_launch& l = plan.launches[static_cast<std::size_t>(plan.launch_of[i])];
+      if (a.begin_ns >= l.begin_ns) {
+        plan.flow_in[i] = trace_flow_in::from_launch;
+        l.flow_out = true;
+      }
+    } else if (a.instance >= 0 && static_cast<std::size_t>(a.instance) < in.size() &&
+               a.begin_ns >= in[static_cast<std::size_t>(a.instance)].host_begin_ns) {
+      plan.flow_in[i] = trace_flow_in::from_scope;
+      plan.scope_flow_out[static_cast<std::size_t>(a.instance)] = 1;
+    }
+  }
+  return plan;
+}
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/trace_launches.hpp ----
+// ---- begin scopeprof/detail/trace_meta.hpp ----
+// scopeprof: what the Chrome trace writer needs besides the report: the time encoding that keeps nesting
+// exact in binary floating point, the process's rank and world size from the environment, its process id,
+// and the wall-clock time of ts 0.
+
+
+#include <chrono>
+#include <charconv>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#if defined(_WIN32)
+#include <process.h>
+#else
+#include <unistd.h>
+#endif
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+// ---- time: ts and dur in units of 1/1024 microsecond ----
+//
+// Viewers add ts and dur in doubles (speedscope, chrome://tracing, Perfetto's importer, pandas in HTA), and
+// speedscope also subtracts the smallest ts first. A decimal such as 1234.567 has no exact double, so the
+// sums round, and a child that ends in the same nanosecond as its parent can end after it. Multiples of
+// 2^-10 microsecond are exact doubles (below 2^43 us, about 101 days), so every sum and difference of them
+// is exact: nesting and order survive any such arithmetic. Each instant is written as
+// units = ceil(ns * 1024 / 1000): strictly increasing in ns (1.024 units per ns), and
+// floor(value * 1000) gives the nanosecond back exactly.
+
+/// The trace value of `ns` nanoseconds, in 1/1024 microsecond: ceil(ns * 128 / 125), exact for any int64
+/// whose result fits.
+inline std::int64_t trace_units(std::int64_t ns) noexcept {
+  std::int64_t q = ns / 125, r = ns % 125;
+  if (r < 0) {
+    r += 125;
+    --q;
+  }
+  return q * 128 + (r * 128 + 124) / 125;
+}
+
+/// The nanosecond a trace value names: floor(units * 1000 / 1024) (the inverse of trace_units).
+inline std::int64_t trace_units_to_ns(std::int64_t units) noexcept {
+  std::int64_t q = units / 128, r = units % 128;
+  if (r < 0) {
+    r += 128;
+    --q;
+  }
+  return q * 125 + (r * 125) / 128;
+}
+
+/// Longest text write_trace_units() writes: a sign, 17 digits, the point and ten decimals.
+constexpr std::size_t max_trace_time_chars = 30;
+
+/// `units` / 1024 in decimal, exact and as short as exact allows ("12", "12.5", "0.0009765625").
+inline char* write_trace_units(char* p, std::int64_t units) noexcept {
+  std::uint64_t a = static_cast<std::uint64_t>(units);
+  if (units < 0) {
+    *p++ = '-';
+    a = static_cast<std::uint64_t>(-(units + 1)) + 1u;
+  }
+  p = std::to_chars(p, p + 20, a >> 10).ptr;
+  std::uint64_t frac = (a & 1023u) * 9765625u;  // 2^-10 = 0.0009765625: ten decimals
+  if (frac == 0) return p;
+  *p = '.';
+  char* q = p + 10;
+  while (frac % 10u == 0) {  // trailing zeros are dropped
+    frac /= 10u;
+    --q;
+  }
+  char* end = q + 1;
+  for (char* d = q; d > p; --d, frac /= 10u) *d = static_cast<char>('0' + frac % 10u);
+  return end;
+}
+
+/// A time (ns from the trace's origin) as written in ts, or a duration as the difference of two such.
+inline char* write_trace_time(char* p, std::int64_t ns) noexcept { return write_trace_units(p, trace_units(ns)); }
+inline char* write_trace_dur(char* p, std::int64_t begin_ns, std::int64_t end_ns) noexcept {
+  return write_trace_units(p, trace_units(end_ns) - trace_units(begin_ns));
+}
+
+// ---- rank and world size ----
+
+struct trace_rank {
+  std::int64_t rank = 0;
+  std::int64_t world_size = 1;
+  std::string source;  // the variable the rank came from, empty when none was set
+};
+
+inline bool env_nonnegative(const char* name, std::int64_t& out) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return false;
+  const char* end = v + std::strlen(v);
+  std::int64_t x = 0;
+  const auto r = std::from_chars(v, end, x);
+  if (r.ec != std::errc() || r.ptr != end || x < 0) return false;
+  out = x;
+  return true;
+}
+
+/// The rank and world size of this process from the launcher's variables, the first set (and a
+/// non-negative integer) of: RANK/WORLD_SIZE (torchrun, torch.distributed), OMPI_COMM_WORLD_RANK/SIZE
+/// (Open MPI), PMI_RANK/PMI_SIZE (MPICH, Intel MPI), SLURM_PROCID/SLURM_NTASKS (Slurm). A world size that
+/// is missing or not above the rank becomes rank + 1. None set: rank 0 of 1.
+inline trace_rank trace_rank_from_env() {
+  static constexpr const char* pairs[][2] = {{"RANK", "WORLD_SIZE"},
+                                             {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+                                             {"PMI_RANK", "PMI_SIZE"},
+                                             {"SLURM_PROCID", "SLURM_NTASKS"}};
+  trace_rank r;
+  for (const auto& p : pairs) {
+    std::int64_t rank = 0, world = 0;
+    if (!env_nonnegative(p[0], rank)) continue;
+    r.rank = rank;
+    r.world_size = env_nonnegative(p[1], world) && world > rank ? world : rank + 1;
+    r.source = p[0];
+    break;
+  }
+  return r;
+}
+
+// ---- process and wall clock ----
+
+inline std::int64_t trace_process_id() noexcept {
+#if defined(_WIN32)
+  return static_cast<std::int64_t>(::_getpid());
+#else
+  return static_cast<std::int64_t>(::getpid());
+#endif
+}
+
+/// Unix time (ns) of the steady-clock instant `origin_ns`, from one pairing of the two clocks per process
+/// (so every trace of a report says the same). False when it does not fit.
+inline bool trace_base_unix_ns(std::int64_t origin_ns, std::int64_t& out) noexcept {
+  static const std::int64_t unix_minus_steady = [] {
+    const std::int64_t steady = steady_now_ns();
+    const std::int64_t unix_ns = static_cast<std::int64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+    return unix_ns - steady;
+  }();
+  if ((unix_minus_steady > 0 && origin_ns > INT64_MAX - unix_minus_steady) ||
+      (unix_minus_steady < 0 && origin_ns < INT64_MIN - unix_minus_steady))
+    return false;
+  out = origin_ns + unix_minus_steady;
+  return true;
+}
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/trace_meta.hpp ----
+// ---- begin scopeprof/detail/trace_steps.hpp ----
+// scopeprof: the step markers in the Chrome trace: one "ProfilerStep#N" slice per complete step, as torch's
+// profiler writes them (HTA assigns host events to iterations by these names and times). They sit on a
+// track of their own in the host process ("steps", tid trace_step_tid), so they never cut the scopes of
+// the thread that marked them, however the markers fall. They come after every other event, so the k-th
+// user_annotation slice of the trace is still scope instance k.
+
+
+#include <charconv>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// The tid of the steps track: apart from OS thread ids (below 2^22 on Linux), the device-span tracks
+/// (2^30 + k) and unknown threads (2^31 + k).
+constexpr std::int64_t trace_step_tid = std::int64_t{1} << 29;
+
+/// The "steps" track's name and its ProfilerStep#N slices; nothing when the report has no steps.
+inline void append_trace_steps(output_sink& sink, const report& rep, std::int64_t pid, std::int64_t origin_ns) {
+  if (rep.steps().empty()) return;
+  const std::string track = ",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(trace_step_tid);
+  sink.append(",\n{\"ph\":\"M\",\"name\":\"thread_name\"" + track + ",\"args\":{\"name\":\"steps (PROF_STEP)\"}}");
+  sink.append(",\n{\"ph\":\"M\",\"name\":\"thread_sort_index\"" + track + ",\"args\":{\"sort_index\":-1}}");
+  for (const step_span& s : rep.steps()) {
+    sink.row_done();
+    char* p = sink.reserve(192 + track.size());
+    const auto put = [&p](const char* text) {
+      const std::size_t n = std::strlen(text);
+      std::memcpy(p, text, n);
+      p += n;
+    };
+    put(",\n{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#");
+    p = std::to_chars(p, p + 20, s.index).ptr;
+    put("\"");
+    std::memcpy(p, track.data(), track.size());
+    p += track.size();
+    put(",\"ts\":");
+    p = write_trace_time(p, s.begin_ns - origin_ns);
+    put(",\"dur\":");
+    p = write_trace_dur(p, s.begin_ns - origin_ns, s.end_ns - origin_ns);
+    put("}");
+    sink.commit(p);
+  }
+}
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/trace_steps.hpp ----
+
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
-/// Track ids of process 2 (CUDA events), by (device, stream handle).
-using trace_device_tracks = std::map<std::pair<std::int32_t, std::uint64_t>, std::size_t>;
-/// Track ids of process 3 (CUPTI), by (device, CUPTI stream id).
-using trace_cupti_tracks = std::map<std::pair<std::int32_t, std::uint32_t>, std::size_t>;
+/// Tracks of the device spans, by (device, stream handle, host thread, lane): tids from trace_span_tid_base
+/// up, apart from CUPTI's stream ids (the kernel tracks). Spans that overlap without nesting (a child's span
+/// running past its parent's) go to the next lane, so every track nests.
+using trace_span_key = std::tuple<std::int32_t, std::uint64_t, std::uint32_t, std::uint32_t>;
+using trace_span_tracks = std::map<trace_span_key, std::uint32_t>;
+constexpr std::uint32_t trace_span_tid_base = 1u << 30;
+/// Host tid of a thread without a usable OS id (unknown, or reused by an earlier thread of the report).
+constexpr std::uint32_t trace_synthetic_tid_base = 1u << 31;
+/// pid of device d (a device id CUPTI or CUDA could not give, below 0, shows as 2^31 - 1): viewers read
+/// pids and tids as 32-bit unsigned numbers.
+inline std::int64_t trace_device_pid(std::int64_t device) noexcept { return device >= 0 ? device : 0x7FFFFFFF; }
+/// Track of launch calls on a thread the report holds no scope of: CUPTI's thread id, kept below 2^30.
+inline std::uint64_t trace_foreign_tid(std::uint64_t os_tid) noexcept {
+  return os_tid < (std::uint64_t{1} << 30) ? os_tid : (std::uint64_t{3} << 30) + (os_tid & ((std::uint64_t{1} << 30) - 1));
+}
+/// Flow ids (bind_id): scope i -> trace_scope_flow + i, launch call k -> trace_launch_flow + k.
+constexpr std::uint64_t trace_scope_flow = std::uint64_t{1} << 32;
+constexpr std::uint64_t trace_launch_flow = std::uint64_t{2} << 32;
 
-/// What the event writers look up, built once per trace: every name as its JSON literal, the track of
-/// every thread (tracks are named by thread_desc::index, not by the position in threads()).
+/// What the event writers look up, built once per trace.
 struct trace_tables {
   std::int64_t origin_ns = 0;
   bool cupti_valid = false;
   std::string empty_name = "\"\"";
   std::string none;
-  std::vector<std::string> scope_names;    // by site id
-  std::vector<std::uint32_t> thread_tids;  // by position in threads()
-  std::vector<std::string> kernel_names;   // demangled, by activity name index
+  std::vector<std::string> scope_names;   // by site id, as JSON literals
+  std::vector<std::string> thread_track;  // by position in threads(): ",\"pid\":P,\"tid\":T"
+  std::vector<std::string> thread_label;
+  std::vector<std::uint64_t> thread_tid;
+  std::int64_t pid = 0;
+  std::vector<std::string> kernel_names;   // by activity name index (copies and memsets named as Kineto does)
   std::vector<std::string> mangled_names;  // the symbol where it differs from the demangled name, else empty
+  trace_span_tracks span_tracks;
+  std::vector<std::uint32_t> span_tid;  // by instance (device-timed ones)
+  /// Tracks of CUPTI's work by (device, stream id, lane): lane 0 is tid = the stream id, as Kineto has it;
+  /// work overlapping without nesting on one stream (a graph's parallel branches) goes to lanes 1, 2...
+  std::map<std::tuple<std::int32_t, std::uint32_t, std::uint32_t>, std::uint32_t> work_tracks;
+  std::vector<std::uint32_t> work_tid;  // by activity
+  trace_launch_plan plan;
 };
 
-/// Room one scope instance's events take besides its name twice (about 730 bytes at most), and one
-/// activity's besides its two names (about 430).
+/// Room one event takes besides its names (about 400 bytes at most).
 constexpr std::size_t trace_event_room = 1024;
 
 /// The literal's bytes at p (no terminating zero); returns the end.
@@ -5946,27 +6622,7 @@ inline char* trace_put(char* p, std::string_view s) noexcept {
   return p + s.size();
 }
 inline char* trace_put_uint(char* p, std::uint64_t v) noexcept { return std::to_chars(p, p + 20, v).ptr; }
-
-/// The track of an event on a device: consecutive events mostly share one, so the last one is kept.
-template <class Map>
-class trace_track_lookup {
- public:
-  explicit trace_track_lookup(const Map& tracks) : tracks_(tracks) {}
-  std::size_t operator()(const typename Map::key_type& key) {
-    if (!found_ || key != last_) {
-      tid_ = tracks_.at(key);
-      last_ = key;
-      found_ = true;
-    }
-    return tid_;
-  }
-
- private:
-  const Map& tracks_;
-  typename Map::key_type last_{};
-  std::size_t tid_ = 0;
-  bool found_ = false;
-};
+inline char* trace_put_int(char* p, std::int64_t v) noexcept { return std::to_chars(p, p + 21, v).ptr; }
 
 inline std::string trace_json_literal(std::string_view s) {
   std::string out;
@@ -5974,15 +6630,123 @@ inline std::string trace_json_literal(std::string_view s) {
   return out;
 }
 
-/// Scope names and thread tracks.
+/// The name a copy or memset slice gets, as Kineto names them (HTA finds memory work by "Memcpy" and
+/// "Memset"): "[CUDA memcpy HtoD]" -> "Memcpy HtoD", "[CUDA memset]" -> "Memset"; others unchanged.
+inline std::string trace_activity_name(std::string_view name) {
+  for (std::string_view kind : {std::string_view("memcpy"), std::string_view("memset")}) {
+    const std::string head = "[CUDA " + std::string(kind);
+    if (name.size() > head.size() && name.substr(0, head.size()) == head && name.back() == ']' &&
+        (name[head.size()] == ']' || name[head.size()] == ' ')) {
+      std::string out = kind == "memcpy" ? "Memcpy" : "Memset";
+      out += name.substr(head.size(), name.size() - head.size() - 1);
+      return out;
+    }
+  }
+  return std::string(name);
+}
+
+/// The track of every device span: by (device, stream, thread), then the first lane where it nests.
+/// Spans are taken by device begin (longest first); report order already is that within a key unless
+/// device times run against host order, and only then are they sorted.
+inline void assign_span_tracks(const report& rep, trace_tables& t) {
+  const auto& in = rep.instances();
+  using key_type = std::tuple<std::int32_t, std::uint64_t, std::uint32_t>;
+  const auto key = [&](std::uint32_t i) { return key_type(in[i].device_id, in[i].stream, in[i].thread); };
+  std::vector<std::uint32_t> timed;
+  std::map<key_type, std::pair<std::int64_t, std::int64_t>> last;  // per key: the last (begin, -end)
+  bool ordered = true;
+  for (std::uint32_t i = 0; i < in.size(); ++i) {
+    if (in[i].device != device_status::ok) continue;
+    timed.push_back(i);
+    const auto here = std::make_pair(in[i].device_begin_ns, -in[i].device_end_ns);
+    auto [it, fresh] = last.emplace(key(i), here);
+    if (!fresh) {
+      ordered = ordered && !(here < it->second);
+      it->second = here;
+    }
+  }
+  if (!ordered)
+    std::stable_sort(timed.begin(), timed.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return std::make_tuple(key(a), in[a].device_begin_ns, -in[a].device_end_ns) <
+             std::make_tuple(key(b), in[b].device_begin_ns, -in[b].device_end_ns);
+    });
+  std::map<key_type, std::vector<std::vector<std::int64_t>>> lanes;  // per key, per lane: ends of open spans
+  std::vector<std::uint32_t> lane_of(in.size(), 0);
+  std::vector<std::vector<std::int64_t>>* open_lanes = nullptr;
+  for (std::size_t k = 0; k < timed.size(); ++k) {
+    const std::uint32_t i = timed[k];
+    if (k == 0 || key(timed[k - 1]) != key(i)) open_lanes = &lanes[key(i)];
+    std::uint32_t lane = 0;
+    for (;; ++lane) {
+      if (lane == open_lanes->size()) open_lanes->emplace_back();
+      auto& open = (*open_lanes)[lane];
+      while (!open.empty() && open.back() <= in[i].device_begin_ns) open.pop_back();
+      if (open.empty() || in[i].device_end_ns <= open.back()) break;
+    }
+    (*open_lanes)[lane].push_back(in[i].device_end_ns);
+    lane_of[i] = lane;
+  }
+  for (const auto& [k, per_lane] : lanes)
+    for (std::uint32_t lane = 0; lane < per_lane.size(); ++lane) t.span_tracks.emplace(std::tuple_cat(k, std::make_tuple(lane)), 0);
+  std::uint32_t next = trace_span_tid_base;
+  for (auto& [k, tid] : t.span_tracks) tid = next++;
+  t.span_tid.assign(in.size(), 0);
+  trace_span_key previous{};
+  std::uint32_t previous_tid = 0;
+  for (const std::uint32_t i : timed) {
+    const trace_span_key k = std::tuple_cat(key(i), std::make_tuple(lane_of[i]));
+    if (previous_tid == 0 || k != previous) previous_tid = t.span_tracks.at(k);
+    previous = k;
+    t.span_tid[i] = previous_tid;
+  }
+}
+
+/// The track of every kernel, copy and memset (activities come by begin time).
+inline void assign_work_tracks(const report& rep, trace_tables& t) {
+  std::map<std::pair<std::int32_t, std::uint32_t>, std::vector<std::vector<std::int64_t>>> lanes;
+  std::vector<std::uint32_t> lane_of(rep.activities().size(), 0);
+  for (std::size_t i = 0; i < rep.activities().size(); ++i) {
+    const device_activity& a = rep.activities()[i];
+    auto& per_lane = lanes[{a.device, a.stream}];
+    std::uint32_t lane = 0;
+    for (;; ++lane) {
+      if (lane == per_lane.size()) per_lane.emplace_back();
+      auto& open = per_lane[lane];
+      while (!open.empty() && open.back() <= a.begin_ns) open.pop_back();
+      if (open.empty() || a.end_ns <= open.back()) break;
+    }
+    per_lane[lane].push_back(a.end_ns);
+    lane_of[i] = lane;
+    t.work_tracks.emplace(std::make_tuple(a.device, a.stream, lane), 0);
+  }
+  std::uint32_t next = trace_span_tid_base + (1u << 29);
+  for (auto& [key, tid] : t.work_tracks) tid = std::get<2>(key) == 0 ? std::get<1>(key) : next++;
+  t.work_tid.resize(rep.activities().size());
+  for (std::size_t i = 0; i < rep.activities().size(); ++i) {
+    const device_activity& a = rep.activities()[i];
+    t.work_tid[i] = lane_of[i] == 0 ? a.stream : t.work_tracks.at(std::make_tuple(a.device, a.stream, lane_of[i]));
+  }
+}
+
+/// Scope names, host tracks (real pid and OS tids), span tracks and the launch plan.
 inline trace_tables trace_tables_of(const report& rep) {
   trace_tables t;
   t.origin_ns = rep.origin_ns();
   t.cupti_valid = rep.sources().cupti_valid;
+  t.pid = trace_process_id();
   t.scope_names.reserve(rep.sites().size());
   for (const auto& site : rep.sites()) t.scope_names.push_back(trace_json_literal(site.name));
-  t.thread_tids.reserve(rep.threads().size());
-  for (const auto& th : rep.threads()) t.thread_tids.push_back(th.index + 1u);
+  std::set<std::uint64_t> used;
+  for (const auto& th : rep.threads()) {
+    const bool own = th.os_id != 0 && th.os_id < trace_span_tid_base && used.insert(th.os_id).second;
+    const std::uint64_t tid = own ? th.os_id : trace_synthetic_tid_base + t.thread_tid.size();
+    t.thread_tid.push_back(tid);
+    t.thread_track.push_back(",\"pid\":" + std::to_string(t.pid) + ",\"tid\":" + std::to_string(tid));
+    t.thread_label.push_back(th.name.empty() ? "thread " + std::to_string(th.index) : th.name);
+  }
+  assign_span_tracks(rep, t);
+  assign_work_tracks(rep, t);
+  t.plan = plan_trace_flows(rep);
   return t;
 }
 
@@ -5993,215 +6757,261 @@ inline void add_trace_kernel_names(trace_tables& t, const report& rep) {
   t.kernel_names.reserve(names.size());
   t.mangled_names.reserve(names.size());
   for (std::size_t i = 0; i < names.size(); ++i) {
-    t.kernel_names.push_back(trace_json_literal(demangled[i]));
+    t.kernel_names.push_back(trace_json_literal(trace_activity_name(demangled[i])));
     t.mangled_names.push_back(demangled[i] != names[i] ? trace_json_literal(names[i]) : std::string());
   }
 }
 
-/// The opening: generator, counts and evidence, then process 1 (host) and its thread tracks.
-inline void append_trace_head(std::string& out, const report& rep) {
-  out += "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"scopeprof " SCOPEPROF_VERSION_STRING "\"";
+/// Everything before the events, in Kineto's order (HTA reads the rank with the regex "rank":\s+(\d+)
+/// from the first line that has it, so distributedInfo comes first, written with a space after colons).
+inline void append_trace_top(std::string& out, const report& rep, const std::set<std::int32_t>& devices) {
+  const trace_rank rank = trace_rank_from_env();
+  out += "{\"schemaVersion\":1,\"distributedInfo\": {\"rank\": " + std::to_string(rank.rank) +
+         ", \"world_size\": " + std::to_string(rank.world_size) + "},\"deviceProperties\":[";
+  for (auto it = devices.begin(); it != devices.end(); ++it)
+    out += (it == devices.begin() ? "{\"id\":" : ",{\"id\":") + std::to_string(*it) + "}";
+  out += "]";
+  std::int64_t base = 0;
+  if (trace_base_unix_ns(rep.origin_ns(), base)) out += ",\"baseTimeNanoseconds\":" + std::to_string(base);
+  out += ",\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"scopeprof " SCOPEPROF_VERSION_STRING "\"";
   out += ",\"entered\":" + std::to_string(rep.counts().entered) + ",\"recorded\":" + std::to_string(rep.counts().recorded) +
          ",\"dropped\":" + std::to_string(rep.counts().dropped) + ",\"in_flight\":" + std::to_string(rep.counts().in_flight) +
-         ",\"host_source\":";
+         ",\"rank_source\":";
+  append_json_string(out, rank.source);
+  out += ",\"time_unit\":\"us, multiples of 1/1024 (ns = floor(value * 1000))\",\"host_source\":";
   append_json_string(out, rep.sources().host);
   out += ",\"device_source\":";
   append_json_string(out, rep.sources().device);
   out += ",\"cupti_source\":";
   append_json_string(out, rep.sources().cupti);
   out += "},\"traceEvents\":[\n";
-  out += "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"host\"}}";
-  for (const auto& t : rep.threads()) {
-    std::string label = t.name.empty() ? "thread " + std::to_string(t.index) : t.name;
-    if (t.os_id) label += " (tid " + std::to_string(t.os_id) + ")";
-    out += ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":" + std::to_string(t.index + 1) + ",\"args\":{\"name\":";
-    append_json_string(out, label);
-    out += "}}";
-    out += ",\n{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":1,\"tid\":" + std::to_string(t.index + 1) +
-           ",\"args\":{\"sort_index\":" + std::to_string(t.index) + "}}";
-  }
 }
 
-/// Process 2: one track per (device, stream) with a device span, numbered in key order; their names.
-inline trace_device_tracks append_trace_device_tracks(std::string& out, const report& rep) {
-  trace_device_tracks tracks;
-  for (const auto& s : rep.instances())
-    if (s.device == device_status::ok) tracks.emplace(std::make_pair(s.device_id, s.stream), 0);
-  if (tracks.empty()) return tracks;
-  out += ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":2,\"tid\":0,\"args\":{\"name\":\"device (CUDA events)\"}}";
-  std::size_t k = 0;
-  for (auto& [key, tid] : tracks) {
-    tid = ++k;
+inline void append_trace_meta(std::string& out, const char* what, std::int64_t pid, std::int64_t tid, const char* key,
+                              std::string_view value, bool is_string) {
+  out += out.back() == '\n' ? "{\"ph\":\"M\",\"name\":\"" : ",\n{\"ph\":\"M\",\"name\":\"";
+  out += what;
+  out += "\",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid) + ",\"args\":{\"" + key + "\":";
+  if (is_string) append_json_string(out, value);
+  else out += value;
+  out += "}}";
+}
+
+/// The opening and every process and thread name: host, each device (span and stream tracks), and the
+/// threads of launch calls the report holds no scope of.
+inline void append_trace_head(std::string& out, const report& rep, const trace_tables& t) {
+  std::set<std::int32_t> devices;
+  for (const auto& [key, tid] : t.span_tracks) devices.insert(std::get<0>(key));
+  for (const auto& a : rep.activities()) devices.insert(a.device);
+  append_trace_top(out, rep, devices);
+  append_trace_meta(out, "process_name", t.pid, 0, "name", "host", true);
+  append_trace_meta(out, "process_sort_index", t.pid, 0, "sort_index", "-1", false);
+  for (std::size_t i = 0; i < rep.threads().size(); ++i) {
+    const auto tid = static_cast<std::int64_t>(t.thread_tid[i]);
+    append_trace_meta(out, "thread_name", t.pid, tid, "name", t.thread_label[i], true);
+    append_trace_meta(out, "thread_sort_index", t.pid, tid, "sort_index", std::to_string(i), false);
+  }
+  std::set<std::uint64_t> foreign;  // launch threads the report holds no scope of
+  for (const auto& l : t.plan.launches)
+    if (l.thread < 0 && foreign.insert(l.os_tid).second)
+      append_trace_meta(out, "thread_name", t.pid, static_cast<std::int64_t>(trace_foreign_tid(l.os_tid)), "name",
+                        "CUDA API thread " + std::to_string(l.os_tid), true);
+  for (const std::int32_t d : devices) {
+    append_trace_meta(out, "process_name", trace_device_pid(d), 0, "name", "GPU " + std::to_string(d), true);
+    append_trace_meta(out, "process_sort_index", trace_device_pid(d), 0, "sort_index", std::to_string(d), false);
+  }
+  for (const auto& [key, tid] : t.span_tracks) {
     char stream_hex[32];
-    std::snprintf(stream_hex, sizeof stream_hex, "0x%llx", static_cast<unsigned long long>(key.second));
-    std::string label = "GPU " + std::to_string(key.first) + " stream " + (key.second ? stream_hex : "default");
-    out += ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":2,\"tid\":" + std::to_string(tid) + ",\"args\":{\"name\":";
-    append_json_string(out, label);
-    out += "}}";
+    std::snprintf(stream_hex, sizeof stream_hex, "0x%llx", static_cast<unsigned long long>(std::get<1>(key)));
+    const std::uint32_t th = std::get<2>(key), lane = std::get<3>(key);
+    append_trace_meta(out, "thread_name", trace_device_pid(std::get<0>(key)), tid, "name",
+                      std::string("stream ") + (std::get<1>(key) ? stream_hex : "default") + " (CUDA events, " +
+                          (th < t.thread_label.size() ? t.thread_label[th] : "thread " + std::to_string(th)) + ")" +
+                          (lane ? " lane " + std::to_string(lane) : std::string()),
+                      true);
   }
-  return tracks;
+  for (const auto& [key, tid] : t.work_tracks)
+    append_trace_meta(out, "thread_name", trace_device_pid(std::get<0>(key)), tid, "name",
+                      "stream " + std::to_string(std::get<1>(key)) +
+                          (std::get<2>(key) ? " lane " + std::to_string(std::get<2>(key)) : std::string()),
+                      true);
 }
 
-/// A scope's device span and the flow arrow from its host begin to its device begin.
-inline char* write_trace_device_span(char* p, const trace_tables& t, const scope_instance& s, std::string_view name,
-                                     std::uint32_t tid, std::size_t dtid, std::uint64_t id) noexcept {
-  const std::int64_t device_ts = s.device_begin_ns - t.origin_ns;
-  p = trace_put(p, ",\n{\"ph\":\"X\",\"cat\":\"device\",\"name\":");
+/// `,\n{"ph":"X","cat":"<cat>","name":<name><track>,"ts":T,"dur":D`
+inline char* write_trace_slice(char* p, std::string_view cat, std::string_view name, std::string_view track,
+                               std::int64_t begin_ns, std::int64_t end_ns) noexcept {
+  p = trace_put(p, ",\n{\"ph\":\"X\",\"cat\":\"");
+  p = trace_put(p, cat);
+  p = trace_put(p, "\",\"name\":");
   p = trace_put(p, name);
-  p = trace_put(p, ",\"pid\":2,\"tid\":");
-  p = trace_put_uint(p, dtid);
+  p = trace_put(p, track);
   p = trace_put(p, ",\"ts\":");
-  p = write_ns_as_us(p, device_ts);
+  p = write_trace_time(p, begin_ns);
   p = trace_put(p, ",\"dur\":");
-  p = write_ns_as_us(p, s.device_span_ns());
-  p = trace_put(p, ",\"args\":{\"device_self_us\":");
-  p = write_ns_as_us(p, s.device_self_ns);
-  p = trace_put(p, "}},\n{\"ph\":\"s\",\"cat\":\"launch\",\"name\":\"launch\",\"id\":");
-  p = trace_put_uint(p, id);
-  p = trace_put(p, ",\"pid\":1,\"tid\":");
-  p = trace_put_uint(p, tid);
-  p = trace_put(p, ",\"ts\":");
-  p = write_ns_as_us(p, s.host_begin_ns - t.origin_ns);
-  p = trace_put(p, "},\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"launch\",\"name\":\"launch\",\"id\":");
-  p = trace_put_uint(p, id);
-  p = trace_put(p, ",\"pid\":2,\"tid\":");
-  p = trace_put_uint(p, dtid);
-  p = trace_put(p, ",\"ts\":");
-  p = write_ns_as_us(p, device_ts);
-  return trace_put(p, "}");
+  return write_trace_dur(p, begin_ns, end_ns);
 }
 
-/// One scope instance: its host event and, with a device span, the device event and a flow arrow from
-/// the host begin to the device begin.
-inline void append_trace_scope(output_sink& sink, const trace_tables& t, const scope_instance& s,
-                               trace_track_lookup<trace_device_tracks>& device_track, std::uint64_t& flow_id) {
+/// `,"pid":P,"tid":T` of a device track.
+inline char* write_device_track(char* p, std::int64_t device, std::uint64_t tid) noexcept {
+  p = trace_put(p, ",\"pid\":");
+  p = trace_put_int(p, trace_device_pid(device));
+  p = trace_put(p, ",\"tid\":");
+  return trace_put_uint(p, tid);
+}
+
+inline char* write_trace_flow(char* p, std::uint64_t id, bool out) noexcept {
+  p = trace_put(p, ",\"bind_id\":");
+  p = trace_put_uint(p, id);
+  return trace_put(p, out ? ",\"flow_out\":true" : ",\"flow_in\":true");
+}
+
+/// One scope instance: its host slice and, with a device span, the span's slice (no args on either).
+inline void append_trace_scope(output_sink& sink, const trace_tables& t, const scope_instance& s, std::size_t index) {
   const std::string& name = s.site < t.scope_names.size() ? t.scope_names[s.site] : t.empty_name;
-  const std::uint32_t tid = s.thread < t.thread_tids.size() ? t.thread_tids[s.thread] : s.thread + 1u;
-  char* p = sink.reserve(trace_event_room + 2 * name.size());
-  p = trace_put(p, ",\n{\"ph\":\"X\",\"cat\":\"scope\",\"name\":");
-  p = trace_put(p, name);
-  p = trace_put(p, ",\"pid\":1,\"tid\":");
-  p = trace_put_uint(p, tid);
-  p = trace_put(p, ",\"ts\":");
-  p = write_ns_as_us(p, s.host_begin_ns - t.origin_ns);
-  p = trace_put(p, ",\"dur\":");
-  p = write_ns_as_us(p, s.host_total_ns());
-  p = trace_put(p, ",\"args\":{\"host_self_us\":");
-  p = write_ns_as_us(p, s.host_self_ns);
+  const std::string& track = s.thread < t.thread_track.size() ? t.thread_track[s.thread] : t.none;
+  char* p = sink.reserve(trace_event_room + 2 * name.size() + track.size());
+  p = write_trace_slice(p, "user_annotation", name, track, s.host_begin_ns - t.origin_ns, s.host_end_ns - t.origin_ns);
+  if (t.plan.scope_flow_out[index]) p = write_trace_flow(p, trace_scope_flow + index, true);
+  p = trace_put(p, "}");
   if (s.device == device_status::ok) {
-    p = trace_put(p, ",\"device_span_us\":");
-    p = write_ns_as_us(p, s.device_span_ns());
+    p = trace_put(p, ",\n{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":");
+    p = trace_put(p, name);
+    p = write_device_track(p, s.device_id, t.span_tid[index]);
+    p = trace_put(p, ",\"ts\":");
+    p = write_trace_time(p, s.device_begin_ns - t.origin_ns);
+    p = trace_put(p, ",\"dur\":");
+    p = write_trace_dur(p, s.device_begin_ns - t.origin_ns, s.device_end_ns - t.origin_ns);
+    if (s.device_begin_ns >= s.host_begin_ns) p = write_trace_flow(p, trace_scope_flow + index, false);
+    p = trace_put(p, "}");
   }
-  if (t.cupti_valid) {
-    p = trace_put(p, ",\"device_busy_us\":");
-    p = write_ns_as_us(p, s.device_busy_ns);
-    p = trace_put(p, ",\"kernels\":");
-    p = trace_put_uint(p, s.kernels);
-  } else if (s.device == device_status::captured) {
-    p = trace_put(p, ",\"device_span\":\"n/a (captured)\"");
-  } else if (s.device == device_status::invalid) {
-    p = trace_put(p, ",\"device_span\":\"n/a (CUDA error)\"");
-  }
-  if (s.orphan) p = trace_put(p, ",\"orphan\":true");
-  p = trace_put(p, "}}");
-  if (s.device == device_status::ok)
-    p = write_trace_device_span(p, t, s, name, tid, device_track(std::make_pair(s.device_id, s.stream)), ++flow_id);
   sink.commit(p);
 }
 
-/// Process 3 (CUPTI): one track per (device, CUPTI stream id), numbered in key order; their names.
-inline trace_cupti_tracks append_trace_cupti_tracks(std::string& out, const report& rep) {
-  trace_cupti_tracks tracks;
-  for (const auto& a : rep.activities()) tracks.emplace(std::make_pair(a.device, a.stream), 0);
-  if (tracks.empty()) return tracks;
-  out += ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":3,\"tid\":0,\"args\":{\"name\":\"device (CUPTI)\"}}";
-  std::size_t k = 0;
-  for (auto& [key, tid] : tracks) {
-    tid = ++k;
-    out += ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":3,\"tid\":" + std::to_string(tid) + ",\"args\":{\"name\":";
-    append_json_string(out, "GPU " + std::to_string(key.first) + " stream " + std::to_string(key.second));
-    out += "}}";
-  }
-  return tracks;
+/// `,"args":{"External id":E,` (E: 1-based number of the launching scope's slice), or `,"args":{`.
+inline char* write_external_id(char* p, std::int64_t instance) noexcept {
+  p = trace_put(p, ",\"args\":{");
+  if (instance < 0) return p;
+  p = trace_put(p, "\"External id\":");
+  p = trace_put_uint(p, static_cast<std::uint64_t>(instance) + 1u);
+  return trace_put(p, ",");
 }
 
-/// The flow arrow from a launching scope (at its host begin) to its kernel, copy or memset.
-inline char* write_trace_launch(char* p, const trace_tables& t, const scope_instance& s, const device_activity& a,
-                                std::size_t dtid, std::uint64_t id) noexcept {
-  p = trace_put(p, ",\n{\"ph\":\"s\",\"cat\":\"cupti\",\"name\":\"launch\",\"id\":");
-  p = trace_put_uint(p, id);
-  p = trace_put(p, ",\"pid\":1,\"tid\":");
-  p = trace_put_uint(p, s.thread < t.thread_tids.size() ? t.thread_tids[s.thread] : s.thread + 1u);
-  p = trace_put(p, ",\"ts\":");
-  p = write_ns_as_us(p, s.host_begin_ns - t.origin_ns);
-  p = trace_put(p, "},\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"cupti\",\"name\":\"launch\",\"id\":");
-  p = trace_put_uint(p, id);
-  p = trace_put(p, ",\"pid\":3,\"tid\":");
-  p = trace_put_uint(p, dtid);
-  p = trace_put(p, ",\"ts\":");
-  p = write_ns_as_us(p, a.begin_ns - t.origin_ns);
-  return trace_put(p, "}");
+/// One launch call: a cuda_runtime (or cuda_driver) slice on its thread's host track.
+inline void append_trace_launch(output_sink& sink, const report& rep, const trace_tables& t, std::size_t k) {
+  const trace_launch& l = t.plan.launches[k];
+  const device_activity& a = rep.activities()[l.activity];
+  const std::string& name = a.launch_name < t.kernel_names.size() ? t.kernel_names[a.launch_name] : t.empty_name;
+  std::string foreign;
+  if (l.thread < 0) foreign = ",\"pid\":" + std::to_string(t.pid) + ",\"tid\":" + std::to_string(trace_foreign_tid(l.os_tid));
+  const std::string& track = l.thread >= 0 ? t.thread_track[static_cast<std::size_t>(l.thread)] : foreign;
+  char* p = sink.reserve(trace_event_room + name.size() + track.size());
+  p = write_trace_slice(p, a.launch_driver ? "cuda_driver" : "cuda_runtime", name, track, l.begin_ns - t.origin_ns,
+                        l.end_ns - t.origin_ns);
+  if (l.flow_out) p = write_trace_flow(p, trace_launch_flow + k, true);
+  p = write_external_id(p, l.instance);
+  p = trace_put(p, "\"correlation\":");
+  p = trace_put_uint(p, a.correlation);
+  p = trace_put(p, "}}");
+  sink.commit(p);
 }
 
-/// One kernel, copy or memset, and a flow arrow from its launching scope (at the scope's host begin).
-inline void append_trace_activity(output_sink& sink, const report& rep, const trace_tables& t, const device_activity& a,
-                                  trace_track_lookup<trace_cupti_tracks>& cupti_track, std::uint64_t& flow_id) {
+/// One kernel, copy or memset on its device's CUPTI stream track, with the args HTA reads.
+inline void append_trace_activity(output_sink& sink, const trace_tables& t, const device_activity& a, std::size_t i) {
+  // (tid: the stream id, or a lane track of that stream where work overlaps; args.stream is the stream)
   const bool named = a.name < t.kernel_names.size();
   const std::string& name = named ? t.kernel_names[a.name] : t.empty_name;
   const std::string& mangled = named ? t.mangled_names[a.name] : t.none;
-  const std::size_t dtid = cupti_track(std::make_pair(a.device, a.stream));
   char* p = sink.reserve(trace_event_room + name.size() + mangled.size());
   p = trace_put(p, ",\n{\"ph\":\"X\",\"cat\":\"");
-  p = trace_put(p, a.kind == activity_kind::kernel ? "kernel" : a.kind == activity_kind::memcpy ? "memcpy" : "memset");
+  p = trace_put(p, a.kind == activity_kind::kernel ? "kernel" : a.kind == activity_kind::memcpy ? "gpu_memcpy" : "gpu_memset");
   p = trace_put(p, "\",\"name\":");
   p = trace_put(p, name);
-  p = trace_put(p, ",\"pid\":3,\"tid\":");
-  p = trace_put_uint(p, dtid);
+  p = write_device_track(p, a.device, t.work_tid[i]);
   p = trace_put(p, ",\"ts\":");
-  p = write_ns_as_us(p, a.begin_ns - t.origin_ns);
+  p = write_trace_time(p, a.begin_ns - t.origin_ns);
   p = trace_put(p, ",\"dur\":");
-  p = write_ns_as_us(p, a.duration_ns());
-  if (a.graph || !mangled.empty()) {
-    p = trace_put(p, ",\"args\":{");
-    if (!mangled.empty()) {
-      p = trace_put(p, "\"mangled\":");
-      p = trace_put(p, mangled);
-    }
-    if (a.graph) {
-      p = trace_put(p, mangled.empty() ? "\"graph\":" : ",\"graph\":");
-      p = trace_put_uint(p, a.graph);
-    }
-    p = trace_put(p, "}");
+  p = write_trace_dur(p, a.begin_ns - t.origin_ns, a.end_ns - t.origin_ns);
+  const trace_flow_in in = t.plan.flow_in[i];
+  if (in == trace_flow_in::from_launch)
+    p = write_trace_flow(p, trace_launch_flow + static_cast<std::uint64_t>(t.plan.launch_of[i]), false);
+  else if (in == trace_flow_in::from_scope)
+    p = write_trace_flow(p, trace_scope_flow + static_cast<std::uint64_t>(a.instance), false);
+  p = write_external_id(p, a.instance);
+  p = trace_put(p, "\"device\":");
+  p = trace_put_int(p, a.device);
+  p = trace_put(p, ",\"stream\":");
+  p = trace_put_uint(p, a.stream);
+  p = trace_put(p, ",\"correlation\":");
+  p = trace_put_uint(p, a.correlation);
+  if (a.graph) {
+    p = trace_put(p, ",\"graph id\":");
+    p = trace_put_uint(p, a.graph);
   }
-  p = trace_put(p, "}");
-  if (a.instance >= 0 && static_cast<std::size_t>(a.instance) < rep.instances().size())
-    p = write_trace_launch(p, t, rep.instances()[static_cast<std::size_t>(a.instance)], a, dtid, ++flow_id);
+  if (!mangled.empty()) {
+    p = trace_put(p, ",\"mangled\":");
+    p = trace_put(p, mangled);
+  }
+  p = trace_put(p, "}}");
+  sink.commit(p);
+}
+
+/// One row of the scopeprofScopes table (the figures of the k-th user_annotation slice).
+inline void append_trace_scope_row(output_sink& sink, const trace_tables& t, const scope_instance& s, bool first) {
+  char* p = sink.reserve(trace_event_room);
+  p = trace_put(p, first ? "\n[" : ",\n[");
+  p = write_ns_as_us(p, s.host_self_ns);
+  if (s.device == device_status::ok) {
+    p = trace_put(p, ",");
+    p = write_ns_as_us(p, s.device_span_ns());
+    p = trace_put(p, ",");
+    p = write_ns_as_us(p, s.device_self_ns);
+  } else {
+    p = trace_put(p, ",null,null");
+  }
+  if (t.cupti_valid) {
+    p = trace_put(p, ",");
+    p = write_ns_as_us(p, s.device_busy_ns);
+    p = trace_put(p, ",");
+    p = trace_put_uint(p, s.kernels);
+  } else {
+    p = trace_put(p, ",null,null");
+  }
+  p = trace_put(p, s.device == device_status::ok         ? ",\"ok\""
+                   : s.device == device_status::captured ? ",\"n/a (captured)\""
+                   : s.device == device_status::invalid  ? ",\"n/a (CUDA error)\""
+                                                         : ",\"n/a\"");
+  p = trace_put(p, s.orphan ? ",true]" : ",false]");
   sink.commit(p);
 }
 
 /// The chrome trace of `rep`, streamed into `sink`.
 inline void serialize_chrome_trace(const report& rep, output_sink& sink) {
   trace_tables t = trace_tables_of(rep);
-  std::string text;
-  append_trace_head(text, rep);
-  const trace_device_tracks device_tracks = append_trace_device_tracks(text, rep);
-  sink.append(text);
-  trace_track_lookup<trace_device_tracks> device_track(device_tracks);
-  std::uint64_t flow_id = 0;
-  for (const auto& s : rep.instances()) {
-    sink.row_done();
-    append_trace_scope(sink, t, s, device_track, flow_id);
-  }
-  text.clear();
-  const trace_cupti_tracks cupti_tracks = append_trace_cupti_tracks(text, rep);
-  sink.append(text);
   if (!rep.activities().empty()) add_trace_kernel_names(t, rep);
-  trace_track_lookup<trace_cupti_tracks> cupti_track(cupti_tracks);
-  for (const auto& a : rep.activities()) {
+  std::string text;
+  append_trace_head(text, rep, t);
+  sink.append(text);
+  for (std::size_t i = 0; i < rep.instances().size(); ++i) {
     sink.row_done();
-    append_trace_activity(sink, rep, t, a, cupti_track, flow_id);
+    append_trace_scope(sink, t, rep.instances()[i], i);
   }
-  sink.append("\n]}\n");
+  for (std::size_t k = 0; k < t.plan.launches.size(); ++k) {
+    sink.row_done();
+    append_trace_launch(sink, rep, t, k);
+  }
+  for (std::size_t i = 0; i < rep.activities().size(); ++i) {
+    sink.row_done();
+    append_trace_activity(sink, t, rep.activities()[i], i);
+  }
+  append_trace_steps(sink, rep, t.pid, t.origin_ns);  // after the scopes: see detail/trace_steps.hpp
+  sink.append(
+      "\n],\"scopeprofScopes\":{\"fields\":[\"host_self_us\",\"device_span_us\",\"device_self_us\",\"device_busy_us\","
+      "\"kernels\",\"device\",\"orphan\"],\"rows\":[");
+  for (std::size_t i = 0; i < rep.instances().size(); ++i) {
+    sink.row_done();
+    append_trace_scope_row(sink, t, rep.instances()[i], i == 0);
+  }
+  sink.append("\n]}}\n");
   sink.flush();
 }
 
@@ -6285,6 +7095,20 @@ inline void append_csv_meta_rows(std::string& out, const report& rep) {
   append_csv_meta_row(out, "device_source", rep.sources().device);
   append_csv_meta_row(out, "cupti_source", rep.sources().cupti);
   append_csv_meta_row(out, "torch_source", rep.sources().torch);
+  const step_summary& steps = rep.step_stats();
+  if (steps.marks || steps.lost) {
+    append_csv_meta_row(out, "steps_complete", std::to_string(steps.complete));
+    append_csv_meta_row(out, "steps_lost", std::to_string(steps.lost));
+    append_csv_meta_row(out, "steps_cut", std::to_string(steps.cut));
+    if (steps.complete) {
+      append_csv_meta_row(out, "step_host_avg_us", csv_us(steps.host.mean));
+      append_csv_meta_row(out, "step_host_med_us", csv_us(steps.host.median));
+      append_csv_meta_row(out, "step_host_p90_us", csv_us(steps.host.p90));
+      append_csv_meta_row(out, "step_host_p99_us", csv_us(steps.host.p99));
+      append_csv_meta_row(out, "step_host_min_us", csv_us(steps.host.min));
+      append_csv_meta_row(out, "step_host_max_us", csv_us(steps.host.max));
+    }
+  }
   append_csv_meta_row(out, "quantiles",
                       "*_med_us, *_p90_us and *_p99_us are within 1/129 relative (log-bucket histogram); every other "
                       "figure is exact");
@@ -6373,12 +7197,373 @@ inline void serialize_csv(const report& rep, output_sink& sink) {
 }  // namespace detail
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/format/csv.hpp ----
+// ---- begin scopeprof/format/html.hpp ----
+// scopeprof: the HTML report, one self-contained page that opens offline: the report's header (counts and
+// the evidence behind each column) as static HTML, the data as one JSON document in a
+// <script type="application/json"> (format/html_data.hpp), and our own script and style
+// (format/html_page.hpp, html_script.hpp, html_charts.hpp) that draw the sortable tree and flat tables, an
+// icicle of host total beside device span, per-name duration histograms and the root scopes over time.
+// No external resource: a Content-Security-Policy lets the page load nothing from anywhere.
+//
+// Every text from the report is escaped: in the static header as HTML, in the JSON as \u003c etc., and
+// the script only ever sets text (textContent), never markup, so a scope named "</script>" shows as text.
+
+// ---- begin scopeprof/format/html_charts.hpp ----
+// scopeprof: the HTML report's script, second part (format/html.hpp): the icicle of host total beside
+// device span, the duration histograms, the root scopes over time, the per-rank hook, and the start. It
+// uses the helpers of the first part (html_script.hpp); SVG is drawn with our own code, text through
+// textContent only. ASCII, in pieces of under 16 KB (see html_script.hpp).
+
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+inline constexpr const char* html_chart_parts[] = {
+R"sp(
+/* Text of a tree row for tooltips. */
+function treeRowText(r) {
+  let t = shown(r.name) + '\ncalls ' + fmtInt(r.calls) + '\nhost total ' + fmtDur(r.host.total) + ', self ' + fmtDur(r.host.self);
+  t += r.device ? '\ndevice span ' + fmtDur(r.device.total) + ', self ' + fmtDur(r.device.self) + ' (' + fmtInt(r.device.calls) + ' timed)'
+                : '\ndevice span n/a';
+  const q = ratio(r.host.total, r.device);
+  if (q != null) t += '\nhost/device ' + q.toFixed(2);
+  if (r.cupti) t += '\ndevice busy ' + fmtDur(r.cupti.busy) + ', ' + fmtInt(r.cupti.kernels) + ' kernels';
+  return t;
+}
+/* A label cut to fit `px` pixels (about 6.4 px a character at 11 px). */
+function fitText(text, px) {
+  const n = Math.floor((px - 8) / 6.4);
+  if (n < 2) return null;
+  return text.length <= n ? text : text.slice(0, n - 1) + '\u2026';
+}
+
+/* The icicle: the call tree as nested bars, once by host total and once by device span, both against one
+   time scale (or each filling the width). Children sit inside their parent from its left edge; where the
+   children of a scope add up to more than the scope itself (device spans on other streams can), they are
+   scaled down to fit and the tooltip keeps the true values. Bars under half a pixel are left out. */
+function renderIcicle() {
+  const body = byId('icicle-body'), rows = REP.tree;
+  if (!rows.length) { body.append(h('p', {class: 'empty'}, '(no finished scopes)')); return; }
+  const kids = rows.map(function () { return []; }), roots = [];
+  rows.forEach(function (r, i) { (r.parent >= 0 && r.parent < i ? kids[r.parent] : roots).push(i); });
+  const hostQ = function (r) { return r.host.total; }, devQ = function (r) { return r.device ? r.device.total : 0; };
+  const sumOf = function (list, q) { let s = 0; for (const i of list) s += Math.max(0, q(rows[i])); return s; };
+  const hostSum = sumOf(roots, hostQ), devSum = sumOf(roots, devQ), hasDev = devSum > 0;
+  const W = 1200, ROW = 20;
+  let shared = true;
+  const panel = h('div');
+  const toggle = h('input', {type: 'checkbox', checked: true, onchange: function (e) { shared = e.target.checked; draw(); }});
+  body.append(h('div', {class: 'tools'}, h('label', null, toggle, ' one time scale for both (unticked: each fills the width)')), panel);
+
+  function layout(q, full) {
+    const pos = new Array(rows.length).fill(null), k = full > 0 ? W / full : 0;
+    const stack = [[roots, 0, W]];
+    while (stack.length) {
+      const [list, x0, room] = stack.pop();
+      const total = sumOf(list, q) * k, f = total > room ? room / total : 1;
+      let x = x0;
+      for (const i of list) {
+        const w = Math.max(0, q(rows[i])) * k * f;
+        if (w >= 0.5) { pos[i] = [x, w]; if (kids[i].length) stack.push([kids[i], x, w]); }
+        x += w;
+      }
+    }
+    return pos;
+  }
+  function icicle(q, full, label) {
+    const pos = layout(q, full);
+    let depth = 0;
+    pos.forEach(function (p, i) { if (p && rows[i].depth > depth) depth = rows[i].depth; });
+    const H = (depth + 1) * ROW;
+    const svg = svgEl('svg', {viewBox: '0 0 ' + W + ' ' + H, role: 'img', 'aria-label': label, class: 'icicle'});
+    pos.forEach(function (p, i) {
+      if (!p) return;
+      const r = rows[i];
+      const g = svgEl('g', {class: 'node', 'data-row': i, transform: 'translate(' + p[0].toFixed(2) + ',' + r.depth * ROW + ')'});
+      g.append(svgEl('rect', {width: Math.max(p[1] - 0.6, 0.4).toFixed(2), height: ROW - 2, rx: 2, fill: colour(r.name)}));
+      const text = fitText(shown(r.name), p[1]);
+      if (text) g.append(svgEl('text', {x: 4, y: ROW - 7}, text));
+      svg.append(g);
+    });
+    return svg;
+  }
+  function highlight(i, on) {
+    panel.querySelectorAll('g.node[data-row="' + i + '"]').forEach(function (g) { g.classList.toggle('hl', on); });
+  }
+  panel.addEventListener('mouseover', function (e) {
+    const g = e.target.closest && e.target.closest('g.node');
+    if (!g) return;
+    const i = +g.getAttribute('data-row');
+    highlight(i, true);
+    showTip(e, treeRowText(rows[i]));
+  });
+  panel.addEventListener('mousemove', function (e) { if (!tip.hidden) moveTip(e); });
+  panel.addEventListener('mouseout', function (e) {
+    const g = e.target.closest && e.target.closest('g.node');
+    if (g) highlight(+g.getAttribute('data-row'), false);
+    hideTip();
+  });
+  function draw() {
+    const full = Math.max(hostSum, devSum);
+    const hostFull = shared ? full : hostSum, devFull = shared ? full : devSum;
+    panel.replaceChildren(
+      h('div', {class: 'chart-title'}, h('h3', null, 'Host total'),
+        h('span', null, 'roots add up to ' + fmtDur(hostSum) + '; full width = ' + fmtDur(hostFull))),
+      icicle(hostQ, hostFull, 'icicle of host total'));
+    panel.append(h('div', {class: 'chart-title'}, h('h3', null, 'Device span'),
+                   h('span', null, hasDev ? 'roots add up to ' + fmtDur(devSum) + '; full width = ' + fmtDur(devFull)
+                                          : 'no scope has a device span')));
+    if (hasDev) panel.append(icicle(devQ, devFull, 'icicle of device span'));
+    else panel.append(h('p', {class: 'empty'}, 'Device time: ' + shown(REP.evidence.device)));
+  }
+  draw();
+}
+)sp",
+R"sp(
+/* Ticks of a log axis from a to b (a > 0): powers of ten, with 2 and 5 between when there are few. */
+function logTicks(a, b) {
+  const out = [];
+  for (let e = Math.floor(Math.log10(a)); e <= Math.ceil(Math.log10(b)); ++e) {
+    for (const m of [1, 2, 5]) {
+      const v = m * Math.pow(10, e);
+      if (v >= a && v <= b) out.push({v: v, major: m === 1});
+    }
+  }
+  const majors = out.filter(function (t) { return t.major; });
+  return majors.length >= 3 ? majors : out;
+}
+/* Ticks of a linear axis from 0 to the first step at or above max: steps of 1, 2 or 5 times a power of ten. */
+function linTicks(max, n) {
+  if (!(max > 0)) return [0, 1];
+  const raw = max / n, p = Math.pow(10, Math.floor(Math.log10(raw)));
+  const step = [1, 2, 5, 10].map(function (m) { return m * p; }).find(function (s) { return s >= raw; });
+  const out = [];
+  for (let k = 0; k === 0 || out[k - 1] < max * 0.9999; ++k) out.push(k * step);
+  return out;
+}
+/* An axis label's anchor: kept inside [a, b] near the ends. */
+function anchorAt(x, a, b) { return x - a < 18 ? 'start' : b - x < 18 ? 'end' : 'middle'; }
+
+/* Duration histograms: the input is a list of {name, quantity ("host" | "device"), count, bins: [[lo, hi,
+   n]]} with contiguous nanosecond bins; each name gets one chart, host and device overlaid on one log axis. */
+function renderHistograms() {
+  const list = DATA.histograms, body = byId('hist-body');
+  const names = [], byName = new Map();
+  for (const e of list) {
+    if (!byName.has(e.name)) { byName.set(e.name, {}); names.push(e.name); }
+    byName.get(e.name)[e.quantity] = e;
+  }
+  byId('hist-sub').textContent = 'Duration of every instance in log-spaced bins (8 per octave): host total in blue, device span in orange ' +
+    'where the name has device spans. Up to ' + DATA.limits.histogram_names + ' names, those with the largest host totals' +
+    (REP.flat.length > names.length ? ' (' + names.length + ' of ' + REP.flat.length + ' names shown).' : '.');
+  if (!names.length) { body.append(h('p', {class: 'empty'}, '(no finished scopes)')); return; }
+  for (const name of names) body.append(histogramCard(name, byName.get(name)));
+}
+
+function histogramCard(name, series) {
+  const W = 300, H = 130, L = 8, R = 8, T = 14, B = 22;
+  const parts = [['host', 'var(--host)'], ['device', 'var(--device)']].filter(function (p) { return series[p[0]]; });
+  let lo = Infinity, hi = 0, top = 0;
+  for (const [q] of parts) for (const b of series[q].bins) {
+    lo = Math.min(lo, Math.max(b[0], 1)); hi = Math.max(hi, b[1] + 1); top = Math.max(top, b[2]);
+  }
+  lo = lo / 1.25; hi = hi * 1.25;
+  const X = function (v) { return L + (Math.log(Math.max(v, lo)) - Math.log(lo)) / (Math.log(hi) - Math.log(lo)) * (W - L - R); };
+  const Y = function (n) { return T + (1 - n / top) * (H - T - B); };
+  const svg = svgEl('svg', {viewBox: '0 0 ' + W + ' ' + H, role: 'img', 'aria-label': 'histogram', class: 'hist'});
+  const axis = svgEl('g', {class: 'axis'});
+  axis.append(svgEl('line', {x1: L, x2: W - R, y1: H - B + 0.5, y2: H - B + 0.5}));
+  let ticks = logTicks(lo, hi);
+  if (ticks.length < 2) {  /* a narrow range: label the data's ends instead, if they are apart */
+    ticks = [{v: lo * 1.25}];
+    if (X(hi / 1.25) - X(lo * 1.25) > 40) ticks.push({v: hi / 1.25});
+  }
+  let lastLabel = -Infinity;
+  for (const t of ticks) {
+    const x = X(t.v);
+    axis.append(svgEl('line', {x1: x, x2: x, y1: H - B, y2: H - B + 4}));
+    if (x - lastLabel < 48) continue;  /* no overlapping labels */
+    axis.append(svgEl('text', {x: x, y: H - 6, 'text-anchor': anchorAt(x, L, W - R)}, fmtTick(t.v)));
+    lastLabel = x;
+  }
+  svg.append(axis, svgEl('text', {x: L, y: 10, class: 'muted'}, 'most in one bin: ' + fmtInt(top)));
+  for (const [q, fill] of parts) {
+    const g = svgEl('g', {fill: fill, 'fill-opacity': parts.length > 1 ? 0.7 : 0.85});
+    for (const b of series[q].bins) {
+      const x0 = X(Math.max(b[0], 1)), x1 = X(b[1] + 1), y = Y(b[2]);
+      const bar = svgEl('rect', {x: x0.toFixed(2), y: y.toFixed(2), width: Math.max(x1 - x0 - 0.4, 0.8).toFixed(2),
+                                 height: Math.max(H - B - y, 0.5).toFixed(2)});
+      bar.addEventListener('mouseenter', function (e) {
+        showTip(e, (q === 'host' ? 'host total ' : 'device span ') + fmtDur(b[0]) + ' .. ' + fmtDur(b[1]) + ': ' + fmtInt(b[2]) +
+                   (b[2] === 1 ? ' instance' : ' instances'));
+      });
+      bar.addEventListener('mousemove', moveTip);
+      bar.addEventListener('mouseleave', hideTip);
+      g.append(bar);
+    }
+    svg.append(g);
+  }
+  const flat = REP.flat.find(function (f) { return f.name === name; });
+  let sub = fmtInt(series.host ? series.host.count : 0) + ' calls';
+  if (flat) sub += '; median ' + (flat.device ? 'host ' + fmtDur(flat.host.median) + ', device ' + fmtDur(flat.device.median) : fmtDur(flat.host.median));
+  return h('div', {class: 'card'}, h('h3', {title: shown(name)}, shown(name)), h('p', {class: 'sub'}, sub), svg);
+}
+)sp",
+R"sp(
+/* Root scopes over time: each top-level instance's host duration against its start, one series per thread.
+   Hovering finds the nearest point. */
+function renderRoots() {
+  const data = DATA.roots, body = byId('roots-body'), cap = DATA.limits.root_points_per_thread;
+  const threads = data.threads.filter(function (t) { return t.points.length; });
+  const sampled = threads.filter(function (t) { return t.shown < t.roots; });
+  byId('roots-sub').textContent = 'Each root (top-level) scope instance: its host duration (y) against its start (x), one colour per ' +
+    'thread: a step-time plot when the roots are steps. At most ' + fmtInt(cap) + ' roots per thread are drawn; past that, the ' +
+    'shortest and the longest of each group of consecutive roots' +
+    (sampled.length ? ' (' + sampled.map(function (t) { return threadName(t) + ': ' + fmtInt(t.shown) + ' of ' + fmtInt(t.roots); }).join(', ') + ').' : '.');
+  if (!threads.length) { body.append(h('p', {class: 'empty'}, '(no finished scopes)')); return; }
+  let t0 = Infinity, t1 = -Infinity, top = 0, total = 0;
+  for (const t of threads) for (const p of t.points) {
+    t0 = Math.min(t0, p[0]); t1 = Math.max(t1, p[0]); top = Math.max(top, p[1]); ++total;
+  }
+  const W = 1200, H = 320, L = 72, R = 16, T = 12, B = 36, span = Math.max(t1 - t0, 1);
+  const yTicks = linTicks(top * 1.04, 5), yMax = yTicks[yTicks.length - 1];
+  const X = function (v) { return L + (v - t0) / span * (W - L - R); };
+  const Y = function (v) { return T + (1 - v / yMax) * (H - T - B); };
+  const svg = svgEl('svg', {viewBox: '0 0 ' + W + ' ' + H, role: 'img', 'aria-label': 'root scopes over time', class: 'roots'});
+  const grid = svgEl('g', {class: 'grid'}), axis = svgEl('g', {class: 'axis'});
+  for (const v of yTicks) {
+    grid.append(svgEl('line', {x1: L, x2: W - R, y1: Y(v), y2: Y(v)}));
+    axis.append(svgEl('text', {x: L - 6, y: Y(v) + 4, 'text-anchor': 'end'}, fmtTick(v)));
+  }
+  for (const v of linTicks(span, 8)) {
+    if (v > span) break;
+    grid.append(svgEl('line', {x1: X(t0 + v), x2: X(t0 + v), y1: T, y2: H - B}));
+    axis.append(svgEl('text', {x: X(t0 + v), y: H - B + 16, 'text-anchor': anchorAt(X(t0 + v), L, W - R)}, '+' + fmtTick(v)));
+  }
+  axis.append(svgEl('line', {x1: L, x2: W - R, y1: H - B + 0.5, y2: H - B + 0.5}),
+              svgEl('line', {x1: L - 0.5, x2: L - 0.5, y1: T, y2: H - B}),
+              svgEl('text', {x: L, y: H - 4, class: 'muted'}, 'start, from the first root scope shown'),
+              svgEl('text', {x: 12, y: T + (H - T - B) / 2, transform: 'rotate(-90 12 ' + (T + (H - T - B) / 2) + ')',
+                             'text-anchor': 'middle', class: 'muted'}, 'host duration'));
+  svg.append(grid, axis);
+  const dots = total <= 4000;
+  threads.forEach(function (t, k) {
+    const c = SERIES[k % SERIES.length];
+    const d = t.points.map(function (p, j) { return (j ? 'L' : 'M') + X(p[0]).toFixed(1) + ' ' + Y(p[1]).toFixed(1); }).join('');
+    svg.append(svgEl('path', {d: d, fill: 'none', stroke: c, 'stroke-width': 1.2, 'stroke-opacity': dots ? 0.45 : 0.8, class: 'series'}));
+    if (dots) {
+      const g = svgEl('g', {fill: c});
+      for (const p of t.points) g.append(svgEl('circle', {cx: X(p[0]).toFixed(1), cy: Y(p[1]).toFixed(1), r: total > 1000 ? 1.7 : 2.6}));
+      svg.append(g);
+    }
+  });
+  const mark = svgEl('circle', {r: 5, fill: 'none', stroke: '#1d2330', 'stroke-width': 1.5, visibility: 'hidden'});
+  svg.append(mark);
+  svg.addEventListener('mousemove', function (e) {
+    const box = svg.getBoundingClientRect(), sx = W / box.width;
+    const mx = (e.clientX - box.left) * sx, my = (e.clientY - box.top) * sx;
+    let best = null, bestD = 144 * sx * sx;
+    threads.forEach(function (t) {
+      for (const p of t.points) {
+        const dx = X(p[0]) - mx, dy = Y(p[1]) - my, dd = dx * dx + dy * dy;
+        if (dd < bestD) { bestD = dd; best = [t, p]; }
+      }
+    });
+    if (!best) { mark.setAttribute('visibility', 'hidden'); hideTip(); return; }
+    const [t, p] = best;
+    mark.setAttribute('cx', X(p[0]));
+    mark.setAttribute('cy', Y(p[1]));
+    mark.setAttribute('visibility', 'visible');
+    showTip(e, shown(data.names[p[2]] == null ? '?' : data.names[p[2]]) + '\n' + threadName(t) + '\nhost duration ' + fmtDur(p[1]) +
+               '\nstarts +' + fmtDur(p[0] - t0));
+  });
+  svg.addEventListener('mouseleave', function () { mark.setAttribute('visibility', 'hidden'); hideTip(); });
+  const legend = h('div', {class: 'legend'});
+  threads.forEach(function (t, k) {
+    legend.append(h('span', null, h('i', {style: 'background:' + SERIES[k % SERIES.length]}),
+                    threadName(t) + ': ' + fmtInt(t.roots) + (t.roots === 1 ? ' root' : ' roots')));
+  });
+  body.append(legend, svg);
+}
+function threadName(t) { return t.name ? shown(t.name) + ' (thread ' + t.thread + ')' : 'thread ' + t.thread; }
+
+/* The per-rank hook: DATA.ranks is null for one process; a report merged from several ranks puts an array
+   of {rank, ...numbers} there, and this draws a sortable table of it and a bar per rank of its first
+   quantity besides the rank. Fields ending in _ns are durations. */
+function renderRanks(ranks) {
+  if (!Array.isArray(ranks) || !ranks.length) return;
+  byId('ranks').hidden = false;
+  byId('nav-ranks').hidden = false;
+  const keys = [];
+  for (const r of ranks) for (const k in r) if (keys.indexOf(k) < 0) keys.push(k);
+  keys.sort(function (a, b) { return (b === 'rank') - (a === 'rank'); });
+  const columns = keys.map(function (k) {
+    const isDur = /_ns$/.test(k), isText = ranks.some(function (r) { return typeof r[k] === 'string'; });
+    return {label: shown(k), text: isText, value: function (r) { return r[k] == null ? null : r[k]; },
+            fmt: isText ? shown : isDur ? fmtDur : fmtInt};
+  });
+  const body = byId('ranks-body'), table = h('table', {class: 'data', id: 'rank-table'});
+  body.append(h('div', {class: 'scroll'}, table));
+  makeTable(table, null, columns, ranks, {sort: 0});
+  const k = keys.find(function (x) { return x !== 'rank' && ranks.every(function (r) { return typeof r[x] === 'number'; }); });
+  if (!k) return;
+  const max = Math.max.apply(null, ranks.map(function (r) { return r[k]; }).concat([1e-9])), W = 1200, ROW = 18;
+  const svg = svgEl('svg', {viewBox: '0 0 ' + W + ' ' + (ranks.length * ROW + 4), role: 'img', 'aria-label': 'per rank', class: 'rank-chart'});
+  const fmt = /_ns$/.test(k) ? fmtDur : fmtInt;
+  ranks.forEach(function (r, i) {
+    const w = Math.max(0, r[k]) / max * (W - 260);
+    svg.append(svgEl('text', {x: 0, y: i * ROW + 13}, 'rank ' + shown(r.rank)),
+               svgEl('rect', {x: 90, y: i * ROW + 3, width: w.toFixed(1), height: ROW - 5, fill: 'var(--host)'}),
+               svgEl('text', {x: 96 + w, y: i * ROW + 13, class: 'muted'}, shown(k) + ' ' + fmt(r[k])));
+  });
+  body.append(svg);
+}
+
+function main() {
+  renderTree();
+  renderFlat();
+  renderKernels();
+  renderIcicle();
+  renderHistograms();
+  renderRoots();
+  renderRanks(DATA.ranks);
+}
+try {
+  main();
+} catch (e) {
+  console.error(e);
+  document.querySelector('main').prepend(h('p', {class: 'alarm'}, 'This page could not draw its tables and charts: ' + e));
+}
+)sp",
+};
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/format/html_charts.hpp ----
+// ---- begin scopeprof/format/html_data.hpp ----
+// scopeprof: the data of the HTML report (format/html.hpp): one JSON document, read by the page's script.
+//
+//   {"schema": "scopeprof-html/1", "generator": "scopeprof 0.1.0",
+//    "report": {...},                 // the JSON report (format/json.hpp), as report::json() writes it
+//    "limits": {"root_points_per_thread": 20000, "histogram_names": 48},
+//    "histograms": [{"name", "quantity": "host" | "device", "count", "bins": [[lo_ns, hi_ns, n], ...]}],
+//    "roots": {"names": [...by site], "threads": [{"thread", "name", "roots", "shown",
+//                                                  "points": [[begin_ns, duration_ns, site], ...]}]},
+//    "ranks": null}
+//
+// Histograms are a list of {name, bins}: the report's per-name buckets (flat_row::host_histogram and
+// device_histogram, which count every call) coarsened to 8 bins per octave; contiguous [lo, hi]
+// nanosecond bins with counts. Root points are the top-level instances of each thread (start
+// from the report's origin, host duration, site); past root_points_per_thread a thread's roots are split
+// into groups of consecutive instances and each group's shortest and longest are kept, so spikes survive.
+
 // ---- begin scopeprof/format/json.hpp ----
 // scopeprof: JSON writer. Schema "scopeprof-report/1" (docs/formats.md); all times are nanoseconds.
 
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
@@ -6407,6 +7592,17 @@ inline void append_json_stats(std::string& out, const duration_stats& s) {
   append_json_number(out, s.p99);
   out += ",\"min\":" + std::to_string(s.min) + ",\"max\":" + std::to_string(s.max) + ",\"stddev\":";
   append_json_number(out, s.stddev);
+}
+
+/// `,"histogram":[[lower, upper, count], ...]`: the non-empty buckets, bounds inclusive, in ns.
+inline void append_json_histogram(std::string& out, const std::vector<histogram_bin>& bins) {
+  out += ",\"histogram\":[";
+  for (std::size_t i = 0; i < bins.size(); ++i) {
+    if (i) out += ',';
+    out += '[' + std::to_string(bins[i].lower_ns) + ',' + std::to_string(bins[i].upper_ns) + ',' +
+           std::to_string(bins[i].count) + ']';
+  }
+  out += ']';
 }
 
 /// `"self_stats":{count, sum, avg, median, p90, p99, min, max, stddev}` of a row's self times.
@@ -6463,6 +7659,7 @@ inline void append_json_flat_row(std::string& out, const flat_row& f, bool cupti
   out += ",\"calls\":" + std::to_string(f.calls) + ",\"host\":{\"total\":" + std::to_string(f.host_total_ns) +
          ",\"self\":" + std::to_string(f.host_self_ns) + ",";
   append_json_stats(out, f.host);
+  append_json_histogram(out, f.host_histogram);
   append_json_self_stats(out, f.host_self);
   out += ",\"time_pct\":";
   append_json_number(out, f.host_time_pct);
@@ -6471,6 +7668,7 @@ inline void append_json_flat_row(std::string& out, const flat_row& f, bool cupti
     out += "{\"calls\":" + std::to_string(f.device_calls) + ",\"total\":" + std::to_string(f.device_total_ns) +
            ",\"self\":" + std::to_string(f.device_self_ns) + ",";
     append_json_stats(out, f.device);
+    append_json_histogram(out, f.device_histogram);
     append_json_self_stats(out, f.device_self);
     out += ",\"captured\":" + std::to_string(f.device_captured) + ",\"invalid\":" + std::to_string(f.device_invalid) + "}";
   } else {
@@ -6520,6 +7718,20 @@ inline void append_json_kernel_row(std::string& out, const kernel_summary_row& k
   out += '}';
 }
 
+/// `"steps": {"complete", "marks", "lost", "cut", "first", "last", "host": {count, sum, stats, histogram}}`.
+inline void append_json_steps(std::string& out, const report& rep) {
+  const step_summary& s = rep.step_stats();
+  out += ",\"steps\":{\"complete\":" + std::to_string(s.complete) + ",\"marks\":" + std::to_string(s.marks) +
+         ",\"lost\":" + std::to_string(s.lost) + ",\"cut\":" + std::to_string(s.cut) + ",\"first\":";
+  out += rep.steps().empty() ? std::string("null") : std::to_string(rep.steps().front().index);
+  out += ",\"last\":";
+  out += rep.steps().empty() ? std::string("null") : std::to_string(rep.steps().back().index);
+  out += ",\"host\":{\"count\":" + std::to_string(s.host.count) + ",\"sum\":" + std::to_string(s.host.sum) + ',';
+  append_json_stats(out, s.host);
+  append_json_histogram(out, s.host_histogram);
+  out += "}}";
+}
+
 /// The json report of `rep`, streamed into `sink`.
 inline void serialize_json(const report& rep, output_sink& sink) {
   std::string& out = sink.text();
@@ -6548,13 +7760,1084 @@ inline void serialize_json(const report& rep, output_sink& sink) {
     if (i) out += ',';
     append_json_kernel_row(out, rep.kernel_summary()[i]);
   }
-  out += "]}\n";
+  out += ']';
+  append_json_steps(out, rep);
+  out += "}\n";
   sink.flush();
 }
 
 }  // namespace detail
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/format/json.hpp ----
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// Root instances of one thread the time plot gets at most (the page states the cap).
+constexpr std::size_t html_root_points_per_thread = 20000;
+/// Names that get duration histograms: those with the largest host totals.
+constexpr std::size_t html_histogram_names = 48;
+/// log_histogram buckets merged into one bin: 64 sub-buckets per octave / 8 = 8 bins per octave.
+constexpr std::uint32_t html_histogram_merge = 8;
+
+/// JSON text made safe inside <script type="application/json">: '<', '>' and '&' only occur inside JSON
+/// strings, where \u003c, \u003e and \u0026 mean the same characters, so no "</script" or "<!--" can
+/// appear and JSON.parse still reads the same document.
+inline void append_script_safe_json(output_sink& sink, std::string_view json) {
+  std::string& out = sink.text();
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < json.size(); ++i) {
+    const char c = json[i];
+    if (c != '<' && c != '>' && c != '&') continue;
+    out.append(json.data() + start, i - start);
+    out += c == '<' ? "\\u003c" : c == '>' ? "\\u003e" : "\\u0026";
+    start = i + 1;
+  }
+  out.append(json.data() + start, json.size() - start);
+}
+
+/// One histogram of the page: the durations of every call of one name (the report's flat row buckets).
+struct html_histogram {
+  std::string name;
+  const char* quantity = "host";  // "host" (host total) or "device" (device span)
+  const std::vector<histogram_bin>* bins = nullptr;
+  std::uint64_t count = 0;
+};
+
+/// The bins of a histogram: the report's buckets merged by groups of html_histogram_merge consecutive
+/// log_histogram buckets, each [lowest value, highest value, count]; contiguous and non-overlapping (values
+/// below 128 ns: 8 ns wide).
+inline void append_html_bins(std::string& out, const std::vector<histogram_bin>& bins) {
+  out += '[';
+  bool first = true, open = false;
+  std::uint32_t group = 0;
+  std::uint64_t count = 0;
+  const auto close = [&] {
+    if (!open) return;
+    const std::uint32_t a = group * html_histogram_merge, b = a + html_histogram_merge - 1;
+    out += first ? "[" : ",[";
+    first = false;
+    out += std::to_string(log_histogram::bucket_lower(a)) + ',' + std::to_string(log_histogram::bucket_upper(b)) + ',' +
+           std::to_string(count) + ']';
+  };
+  for (const histogram_bin& bin : bins) {
+    const std::uint32_t g = log_histogram::bucket_index(bin.lower_ns) / html_histogram_merge;
+    if (!open || g != group) {
+      close();
+      group = g;
+      count = 0;
+      open = true;
+    }
+    count += bin.count;
+  }
+  close();
+  out += ']';
+}
+
+/// Host-total and device-span histograms of the html_histogram_names names with the largest host totals,
+/// in that order, from the report's per-name buckets (every call, not only the retained instances; a
+/// name's device histogram only where it has spans).
+inline std::vector<html_histogram> html_histograms_of(const report& rep) {
+  std::vector<std::size_t> order(rep.flat().size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return rep.flat()[a].host_total_ns > rep.flat()[b].host_total_ns;
+  });
+  if (order.size() > html_histogram_names) order.resize(html_histogram_names);
+  std::vector<html_histogram> out;
+  for (const std::size_t k : order) {
+    const flat_row& f = rep.flat()[k];
+    out.push_back({f.name, "host", &f.host_histogram, f.host.count});
+    if (f.device.count) out.push_back({f.name, "device", &f.device_histogram, f.device.count});
+  }
+  return out;
+}
+
+inline void append_html_histograms(output_sink& sink, const report& rep) {
+  const std::vector<html_histogram> hists = html_histograms_of(rep);
+  std::string part = "[";
+  for (std::size_t i = 0; i < hists.size(); ++i) {
+    if (i) part += ',';
+    part += "{\"name\":";
+    append_json_string(part, hists[i].name);
+    part += ",\"quantity\":\"" + std::string(hists[i].quantity) + "\",\"count\":" + std::to_string(hists[i].count) +
+            ",\"bins\":";
+    append_html_bins(part, *hists[i].bins);
+    part += '}';
+    append_script_safe_json(sink, part);
+    part.clear();
+    sink.row_done();
+  }
+  append_script_safe_json(sink, part + "]");
+}
+
+/// Indexes into report::instances() of one thread's roots that the time plot shows: all of them up to
+/// html_root_points_per_thread, else the shortest and longest of each group of consecutive roots.
+inline std::vector<std::size_t> html_root_sample(const report& rep, const std::vector<std::size_t>& roots) {
+  if (roots.size() <= html_root_points_per_thread) return roots;
+  const std::size_t groups = html_root_points_per_thread / 2, n = roots.size();
+  std::vector<std::size_t> kept;
+  kept.reserve(html_root_points_per_thread);
+  for (std::size_t g = 0; g < groups; ++g) {
+    const std::size_t a = g * n / groups, b = (g + 1) * n / groups;
+    std::size_t lo = a, hi = a;
+    for (std::size_t i = a; i < b; ++i) {
+      const std::int64_t d = rep.instances()[roots[i]].host_total_ns();
+      if (d < rep.instances()[roots[lo]].host_total_ns()) lo = i;
+      if (d > rep.instances()[roots[hi]].host_total_ns()) hi = i;
+    }
+    kept.push_back(roots[(std::min)(lo, hi)]);
+    if (lo != hi) kept.push_back(roots[(std::max)(lo, hi)]);
+  }
+  return kept;
+}
+
+/// The time plot's input: every thread's root instances (or their sample), start from the origin.
+inline void append_html_roots(output_sink& sink, const report& rep) {
+  std::string part = "{\"names\":[";
+  for (std::size_t s = 0; s < rep.sites().size(); ++s) {
+    if (s) part += ',';
+    append_json_string(part, rep.sites()[s].name);
+  }
+  part += "],\"threads\":[";
+  std::vector<std::vector<std::size_t>> roots(rep.threads().size());
+  for (std::size_t i = 0; i < rep.instances().size(); ++i) {
+    const auto& in = rep.instances()[i];
+    if (in.parent < 0 && in.thread < roots.size()) roots[in.thread].push_back(i);
+  }
+  for (std::size_t t = 0; t < roots.size(); ++t) {
+    const std::vector<std::size_t> shown = html_root_sample(rep, roots[t]);
+    part += t ? ",{\"thread\":" : "{\"thread\":";
+    part += std::to_string(rep.threads()[t].index) + ",\"name\":";
+    append_json_string(part, rep.threads()[t].name);
+    part += ",\"roots\":" + std::to_string(roots[t].size()) + ",\"shown\":" + std::to_string(shown.size()) + ",\"points\":[";
+    for (std::size_t k = 0; k < shown.size(); ++k) {
+      const auto& in = rep.instances()[shown[k]];
+      if (k) part += ',';
+      part += '[' + std::to_string(in.host_begin_ns - rep.origin_ns()) + ',' + std::to_string(in.host_total_ns()) + ',' +
+              std::to_string(in.site) + ']';
+      if (part.size() >= (std::size_t{1} << 16)) {
+        append_script_safe_json(sink, part);
+        part.clear();
+        sink.row_done();
+      }
+    }
+    part += "]}";
+  }
+  append_script_safe_json(sink, part + "]}");
+}
+
+/// The per-rank data of the page: null for a report of one process. A report merged from several ranks
+/// writes here an array of {"rank": n, ...numbers}, and the page then shows its per-rank table and chart
+/// (renderRanks() in the page's script).
+inline void append_html_ranks(output_sink& sink, const report&) { append_script_safe_json(sink, "null"); }
+
+/// The whole JSON document, script-safe, into `sink`.
+inline void append_html_data(output_sink& sink, const report& rep) {
+  append_script_safe_json(sink, "{\"schema\":\"scopeprof-html/1\",\"generator\":\"scopeprof " SCOPEPROF_VERSION_STRING
+                                "\",\"report\":");
+  {
+    string_sink report_json;
+    serialize_json(rep, report_json);
+    std::string text = report_json.take();
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    append_script_safe_json(sink, text);
+  }
+  sink.row_done();
+  append_script_safe_json(sink, ",\"limits\":{\"root_points_per_thread\":" + std::to_string(html_root_points_per_thread) +
+                                    ",\"histogram_names\":" + std::to_string(html_histogram_names) + "},\"histograms\":");
+  append_html_histograms(sink, rep);
+  append_script_safe_json(sink, ",\"roots\":");
+  append_html_roots(sink, rep);
+  append_script_safe_json(sink, ",\"ranks\":");
+  append_html_ranks(sink, rep);
+  append_script_safe_json(sink, "}");
+}
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/format/html_data.hpp ----
+// ---- begin scopeprof/format/html_page.hpp ----
+// scopeprof: the static parts of the HTML report (format/html.hpp): the head with its Content-Security-Policy
+// (nothing may be loaded: no network, no fonts, no images but data: ones), the style sheet, and the body's
+// sections that the script (html_script.hpp, html_charts.hpp) fills. No text from the report is in here.
+
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// From the doctype to the opening of the style element.
+inline constexpr const char* html_page_head = R"sp(<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<link rel="icon" href="data:,">
+<title>scopeprof report</title>
+<style>
+)sp";
+
+/// The style sheet: system fonts only, light colours, tabular figures in the tables.
+inline constexpr const char* html_page_style = R"sp(
+:root { --fg: #1d2330; --muted: #5f6b7a; --line: #dde2ea; --bg: #f5f7fa; --card: #fff; --accent: #2f6fdf;
+        --host: #3b7dd8; --device: #e08a2c; --bad: #c0392b; --ok: #2e8b57; }
+* { box-sizing: border-box; }
+body { margin: 0; background: var(--bg); color: var(--fg);
+       font: 13px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
+header, main > section, nav { max-width: 1400px; margin: 0 auto; }
+header { padding: 20px 34px 8px; }
+h1 { font-size: 22px; margin: 0 0 2px; font-weight: 600; }
+h2 { font-size: 16px; margin: 0 0 2px; font-weight: 600; }
+h3 { font-size: 13px; margin: 0; font-weight: 600; }
+.gen, .sub { color: var(--muted); margin: 0 0 10px; }
+dl.counts { display: flex; gap: 10px; margin: 8px 0 12px; flex-wrap: wrap; }
+dl.counts .count { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 6px 14px;
+                   min-width: 110px; }
+dl.counts dt { color: var(--muted); font-size: 11px; text-transform: uppercase; letter-spacing: .04em; }
+dl.counts dd { margin: 0; font-size: 18px; font-variant-numeric: tabular-nums; }
+dl.counts .alarm { border-color: var(--bad); color: var(--bad); }
+p.alarm { color: var(--bad); font-weight: 600; }
+p.note { color: var(--muted); }
+table.evidence { border-collapse: collapse; background: var(--card); border: 1px solid var(--line);
+                 border-radius: 6px; width: 100%; }
+table.evidence caption { text-align: left; font-weight: 600; padding: 0 0 4px; }
+table.evidence th, table.evidence td { text-align: left; padding: 5px 10px; border-top: 1px solid var(--line);
+                                       vertical-align: top; }
+table.evidence thead th { color: var(--muted); font-weight: 500; font-size: 11px; border-top: 0; }
+table.evidence td.cols { color: var(--muted); white-space: nowrap; }
+table.evidence td.why { word-break: break-word; }
+.badge { display: inline-block; border-radius: 9px; padding: 0 8px; font-size: 11px; font-weight: 600; }
+.badge.ok { background: #e3f4ea; color: var(--ok); }
+.badge.na { background: #f1f2f4; color: var(--muted); }
+pre.warnings { background: #fff8e6; border: 1px solid #f0d48a; padding: 8px 10px; border-radius: 6px;
+               white-space: pre-wrap; word-break: break-word; }
+nav { position: sticky; top: 0; z-index: 5; background: rgba(245, 247, 250, .95); padding: 6px 34px;
+      border-bottom: 1px solid var(--line); display: flex; gap: 16px; flex-wrap: wrap; }
+nav a { color: var(--accent); text-decoration: none; font-weight: 500; }
+main { padding: 0 16px; }
+main > section { background: var(--card); border: 1px solid var(--line); border-radius: 8px; margin: 14px auto;
+                 padding: 14px 18px; }
+main > p.notes { max-width: 1400px; margin: 8px auto 30px; color: var(--muted); padding: 0 24px; }
+@media (max-width: 800px) { header, nav { padding-left: 16px; padding-right: 16px; } main { padding: 0 6px; } }
+.tools { display: flex; gap: 8px; align-items: center; margin: 0 0 8px; flex-wrap: wrap; color: var(--muted); }
+button { font: inherit; border: 1px solid var(--line); background: #f8f9fb; border-radius: 5px; padding: 2px 10px;
+         cursor: pointer; color: var(--fg); }
+button:hover { border-color: var(--accent); }
+.scroll { overflow: auto; max-height: 560px; border: 1px solid var(--line); border-radius: 6px; }
+table.data { border-collapse: separate; border-spacing: 0; width: 100%; font-size: 12px; font-variant-numeric: tabular-nums; }
+table.data th { position: sticky; top: 0; background: #eef1f6; font-weight: 600; text-align: right;
+                padding: 5px 7px; white-space: nowrap; cursor: pointer; user-select: none;
+                border-bottom: 1px solid var(--line); }
+table.data th.text, table.data td.text { text-align: left; }
+table.data th[aria-sort="descending"]::after { content: " \25BC"; font-size: 9px; color: var(--accent); }
+table.data th[aria-sort="ascending"]::after { content: " \25B2"; font-size: 9px; color: var(--accent); }
+table.data td { padding: 3px 7px; text-align: right; white-space: nowrap; border-bottom: 1px solid #eef0f3; }
+table.data tbody tr:hover td { background: #f3f7ff; }
+table.data td.na { color: #9aa3ae; }
+table.data td.name { max-width: 520px; overflow: hidden; text-overflow: ellipsis; }
+table.data td.more { text-align: left; color: var(--muted); }
+.toggle { display: inline-block; width: 16px; border: 0; background: none; padding: 0; color: var(--muted); }
+.toggle:hover { color: var(--accent); }
+.empty { color: var(--muted); font-style: italic; }
+.chart-title { display: flex; justify-content: space-between; align-items: baseline; margin: 10px 0 4px; gap: 12px; }
+.chart-title span { color: var(--muted); }
+svg { display: block; width: 100%; height: auto; font: 11px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
+svg text { fill: var(--fg); }
+svg .axis line, svg .axis path { stroke: #b8c0cc; }
+svg .grid line { stroke: #edf0f4; }
+svg .axis text, svg text.muted { fill: var(--muted); }
+svg g.node rect { stroke: #fff; stroke-width: .6; }
+svg g.node.hl rect { stroke: var(--fg); stroke-width: 1.5; }
+svg g.node text { pointer-events: none; fill: #1d2330; }
+.grid-cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(290px, 1fr)); gap: 12px; }
+.card { border: 1px solid var(--line); border-radius: 6px; padding: 8px 10px 4px; min-width: 0; }
+.card h3 { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.card .sub { margin: 0; font-size: 11px; }
+.legend { display: flex; gap: 14px; flex-wrap: wrap; color: var(--muted); margin: 4px 0; }
+.legend i { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 5px;
+            vertical-align: -1px; }
+#tip { position: fixed; z-index: 10; pointer-events: none; background: #1d2330; color: #fff; padding: 6px 9px;
+       border-radius: 5px; font-size: 12px; max-width: 460px; white-space: pre-wrap; word-break: break-word;
+       box-shadow: 0 2px 8px rgba(0, 0, 0, .25); }
+)sp";
+
+/// The body after the header: navigation, the sections the script fills, the notes, the tooltip.
+inline constexpr const char* html_page_body = R"sp(<nav>
+<a href="#tree">Call tree</a><a href="#flat">By name</a><a href="#kernels" id="nav-kernels" hidden>Kernels</a>
+<a href="#icicle">Icicle</a><a href="#histograms">Histograms</a><a href="#roots">Root scopes over time</a>
+<a href="#ranks" id="nav-ranks" hidden>Per rank</a>
+</nav>
+<noscript><p class="alarm">The tables and charts of this page need JavaScript; the header above is complete without it.</p></noscript>
+<main>
+<section id="tree"><h2>Call tree</h2>
+<p class="sub">All threads merged, one row per call path; Host/Dev = host total / device span. Click a heading to sort (siblings stay under their parent), a triangle to fold.</p>
+<div class="tools" id="tree-tools"></div><div class="scroll"><table id="tree-table" class="data"></table></div></section>
+<section id="flat"><h2>By name</h2>
+<p class="sub">One row per name; Avg/p50/p99/Min/Max/StdDev of host total per call; Time % = share of all host self time. Columns marked ~ are within 1% (1/129 relative); every other figure is exact.</p>
+<div class="tools" id="flat-tools"></div><div class="scroll"><table id="flat-table" class="data"></table></div></section>
+<section id="kernels" hidden><h2>Kernels by scope (CUPTI)</h2>
+<p class="sub">One row per (innermost launching scope, kernel); Time % = share of all kernel time; Avg/Med/Min/Max/StdDev per instance (Med~ within 1/129).</p>
+<div class="tools" id="kernel-tools"></div><div class="scroll"><table id="kernel-table" class="data"></table></div></section>
+<section id="icicle"><h2>Icicle: host total and device span</h2>
+<p class="sub">The call tree as nested bars, one icicle per quantity on the same time scale: a bar's width is the scope's host total (top) or device span (bottom). They are different quantities and are never added.</p>
+<div id="icicle-body"></div></section>
+<section id="histograms"><h2>Duration histograms</h2>
+<p class="sub" id="hist-sub"></p><div id="hist-body" class="grid-cards"></div></section>
+<section id="roots"><h2>Root scopes over time</h2>
+<p class="sub" id="roots-sub"></p><div id="roots-body"></div></section>
+<section id="ranks" hidden><h2>Per rank</h2><p class="sub">One row per rank of a merged report.</p><div id="ranks-body"></div></section>
+<p class="notes">Totals are inclusive. Do not add up the totals of nested rows: a parent's total already contains its children. Self columns and Time % can be added. Host time is CPU time spent inside the scope (mostly launching asynchronous work); device span is GPU time between the scope's boundaries on its stream. They are different quantities and are never summed. Dev busy (CUPTI) is the summed duration of the kernels, copies and memsets launched inside the scope; it can exceed the span when work overlaps or runs on other streams.</p>
+</main>
+<div id="tip" role="tooltip" hidden></div>
+)sp";
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/format/html_page.hpp ----
+// ---- begin scopeprof/format/html_script.hpp ----
+// scopeprof: the HTML report's script, first part (format/html.hpp): reading the data, formatting, the
+// tooltip, and the sortable tree, flat and kernel tables. The charts and the start are in html_charts.hpp;
+// the two parts form one script. Text from the report only ever reaches the page through textContent
+// (Node.append of a string, or a text node), never as markup. The source is ASCII and kept in pieces
+// of under 16 KB, the longest string literal every C++ compiler takes.
+
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+inline constexpr const char* html_script_parts[] = {
+R"sp('use strict';
+/* The report's data: one JSON document (format/html_data.hpp). */
+const DATA = JSON.parse(document.getElementById('scopeprof-data').textContent);
+const REP = DATA.report;
+const CUPTI = !!REP.evidence.cupti_valid;
+/* The SVG namespace, taken from the HTML parser rather than written out. */
+const SVG_NS = (function () {
+  const t = document.createElement('template');
+  t.innerHTML = '<svg></svg>';
+  return t.content.firstChild.namespaceURI;
+})();
+
+/* An HTML element; strings among the children become text nodes. */
+function h(tag, props, ...kids) {
+  const e = document.createElement(tag);
+  for (const k in props || {}) {
+    const v = props[k];
+    if (v == null || v === false) continue;
+    if (k === 'class') e.className = v;
+    else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const c of kids) if (c != null) e.append(c);
+  return e;
+}
+/* An SVG element with attributes and optional text. */
+function svgEl(tag, attrs, text) {
+  const e = document.createElementNS(SVG_NS, tag);
+  for (const k in attrs || {}) if (attrs[k] != null) e.setAttribute(k, String(attrs[k]));
+  if (text != null) e.textContent = text;
+  return e;
+}
+function byId(id) { return document.getElementById(id); }
+
+/* A name as the text tables show it: control characters escaped, so one scope is one line. */
+function shown(name) {
+  return String(name).replace(/[\u0000-\u001f\u007f-\u009f]/g, function (c) {
+    const n = c.charCodeAt(0);
+    if (c === '\n') return '\\n';
+    if (c === '\t') return '\\t';
+    if (c === '\r') return '\\r';
+    return (n >= 0x80 ? '\\u00' : '\\x') + n.toString(16).padStart(2, '0');
+  });
+}
+/* Nanoseconds as the text report writes them: 850 ns, 12.35 us, 1.234 ms, 2.500 s. */
+function fmtDur(ns) {
+  if (ns == null || !isFinite(ns)) return 'n/a';
+  const a = Math.abs(ns);
+  if (a < 1e3) return ns.toFixed(0) + ' ns';
+  if (a < 1e6) return (ns / 1e3).toFixed(2) + ' us';
+  if (a < 1e9) return (ns / 1e6).toFixed(3) + ' ms';
+  return (ns / 1e9).toFixed(3) + ' s';
+}
+/* Axis labels: as short as the value allows (1 us, 2.5 ms). */
+function fmtTick(ns) {
+  const units = [[1e9, 's'], [1e6, 'ms'], [1e3, 'us'], [1, 'ns']];
+  for (const [f, u] of units) if (Math.abs(ns) >= f || f === 1) return +(ns / f).toPrecision(3) + ' ' + u;
+  return String(ns);
+}
+function fmtInt(v) { return v == null ? 'n/a' : Number(v).toLocaleString('en-US'); }
+function fmtFixed(digits) { return function (v) { return v == null || !isFinite(v) ? 'n/a' : Number(v).toFixed(digits); }; }
+/* Host total over device span, or null without a device span. */
+function ratio(host, dev) { return dev && dev.total > 0 ? host / dev.total : null; }
+
+/* A stable pastel colour per name (FNV-1a over the UTF-16 units). */
+function colour(name) {
+  let x = 0x811c9dc5;
+  for (let i = 0; i < name.length; ++i) x = Math.imul(x ^ name.charCodeAt(i), 0x01000193) >>> 0;
+  return 'hsl(' + (x % 360) + ',58%,' + (66 + (x >>> 9) % 12) + '%)';
+}
+const SERIES = ['#3b7dd8', '#e08a2c', '#2e8b57', '#9b59b6', '#c0392b', '#16a0a0', '#8e6d3b', '#d35ea0', '#5d6d7e', '#7cb342'];
+
+/* The tooltip: one element, text only. */
+const tip = byId('tip');
+function moveTip(ev) {
+  const pad = 14, r = tip.getBoundingClientRect();
+  let x = ev.clientX + pad, y = ev.clientY + pad;
+  if (x + r.width > window.innerWidth) x = Math.max(0, ev.clientX - r.width - pad);
+  if (y + r.height > window.innerHeight) y = Math.max(0, ev.clientY - r.height - pad);
+  tip.style.left = x + 'px';
+  tip.style.top = y + 'px';
+}
+function showTip(ev, text) { tip.textContent = text; tip.hidden = false; moveTip(ev); }
+function hideTip() { tip.hidden = true; }
+)sp",
+R"sp(
+/* Sortable tables. A column: {label, title, text (left-aligned, sorts as text), value(row) -> number,
+   string or null (null: n/a, always sorted last), cell(row) -> shown text (default: fmt(value)), tip(row)
+   -> a cell's title}. opts: sort (the first sort column), nameCol (the column of names, default 0), tree.
+   A tree table's rows have depth and parent (an index, -1 for a root) in depth-first order; sorting orders
+   the siblings under each parent, and a row with children folds. Past ROW_LIMIT rows a button shows the
+   rest. */
+const ROW_LIMIT = 1500;
+function col(label, value, fmt, title) { return {label: label, value: value, fmt: fmt, title: title}; }
+function durCol(label, value, title) { return col(label, value, fmtDur, title); }
+
+function makeTable(tableEl, toolsEl, columns, rows, opts) {
+  const tree = !!opts.tree, nameCol = opts.nameCol || 0;
+  const state = {col: opts.sort, dir: columns[opts.sort].text ? 1 : -1, limit: ROW_LIMIT};
+  const kids = rows.map(function () { return []; }), roots = [];
+  if (tree) rows.forEach(function (r, i) { (r.parent >= 0 && r.parent < i ? kids[r.parent] : roots).push(i); });
+  const open = rows.map(function (r) { return !tree || r.depth < (rows.length > 400 ? 2 : 1e9); });
+  const thead = h('thead'), tbody = h('tbody'), headRow = h('tr');
+  thead.append(headRow);
+  tableEl.replaceChildren(thead, tbody);
+  const heads = columns.map(function (c, i) {
+    const th = h('th', {scope: 'col', class: c.text ? 'text' : null, title: c.title, tabindex: 0,
+                        onclick: function () { sortBy(i); },
+                        onkeydown: function (e) { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); sortBy(i); } }},
+                 c.label);
+    headRow.append(th);
+    return th;
+  });
+  const count = h('span');
+  if (toolsEl) {
+    toolsEl.replaceChildren(count);
+    if (tree && rows.some(function (r) { return r.depth > 0; })) {
+      toolsEl.append(h('button', {type: 'button', onclick: function () { open.fill(true); render(); }}, 'expand all'),
+                     h('button', {type: 'button', onclick: function () { open.fill(false); render(); }}, 'collapse all'));
+    }
+  }
+
+  function cmp(a, b) {
+    const c = columns[state.col], va = c.value(rows[a]), vb = c.value(rows[b]);
+    if (va == null || vb == null) return va == null ? (vb == null ? a - b : 1) : -1;
+    const d = c.text ? String(va).localeCompare(String(vb)) : va - vb;
+    return d ? d * state.dir : a - b;
+  }
+  /* The rows shown, in order: depth first through the open rows of a tree, sorted siblings. */
+  function order() {
+    if (!tree) return rows.map(function (_, i) { return i; }).sort(cmp);
+    const out = [], stack = roots.slice().sort(cmp).reverse();
+    while (stack.length) {
+      const i = stack.pop();
+      out.push(i);
+      if (open[i] && kids[i].length) stack.push.apply(stack, kids[i].slice().sort(cmp).reverse());
+    }
+    return out;
+  }
+  function rowEl(i) {
+    const r = rows[i], tr = h('tr', {'data-row': i});
+    columns.forEach(function (c, ci) {
+      const v = c.value(r);
+      const text = c.cell ? c.cell(r) : (v == null ? 'n/a' : c.fmt(v));
+      const cls = (c.text ? 'text' : '') + (ci === nameCol ? ' name' : '') + (v == null ? ' na' : '');
+      const td = h('td', {class: cls.trim() || null});
+      if (ci === 0 && tree) {
+        td.style.paddingLeft = (4 + 16 * r.depth) + 'px';
+        if (kids[i].length) {
+          td.append(h('button', {type: 'button', class: 'toggle', 'aria-expanded': String(open[i]),
+                                 'aria-label': open[i] ? 'fold' : 'unfold',
+                                 onclick: function () { open[i] = !open[i]; render(); }},
+                      open[i] ? '\u25BE' : '\u25B8'));
+        } else {
+          td.append(h('span', {class: 'toggle'}));
+        }
+      }
+      td.append(ci === nameCol ? h('span', {class: 'label'}, text) : text);
+      if (c.tip) td.title = c.tip(r);
+      tr.append(td);
+    });
+    return tr;
+  }
+  function render() {
+    const ids = order(), n = Math.min(ids.length, state.limit), frag = document.createDocumentFragment();
+    for (let k = 0; k < n; ++k) frag.append(rowEl(ids[k]));
+    if (ids.length > n) {
+      frag.append(h('tr', null, h('td', {class: 'more', colspan: columns.length},
+                                  n + ' of ' + ids.length + ' rows shown ',
+                                  h('button', {type: 'button', onclick: function () { state.limit = Infinity; render(); }}, 'show all'))));
+    }
+    tbody.replaceChildren(frag);
+    heads.forEach(function (th, i) {
+      if (i === state.col) th.setAttribute('aria-sort', state.dir > 0 ? 'ascending' : 'descending');
+      else th.removeAttribute('aria-sort');
+    });
+    count.textContent = rows.length + (rows.length === 1 ? ' row' : ' rows') + (tree ? ' (call paths)' : '');
+  }
+  function sortBy(i) {
+    if (state.col === i) state.dir = -state.dir;
+    else { state.col = i; state.dir = columns[i].text ? 1 : -1; }
+    render();
+  }
+  render();
+  return {sortBy: sortBy, render: render};
+}
+)sp",
+R"sp(
+/* Device quantities of a row, null without a device span. */
+function dev(r, key) { return r.device ? r.device[key] : null; }
+function busy(r, key) { return r.cupti ? r.cupti[key] : null; }
+const NAME_TITLE = 'the scope name (control characters shown escaped)';
+
+function renderTree() {
+  const columns = [
+    {label: 'Scope', text: true, title: NAME_TITLE, value: function (r) { return r.name; }, cell: function (r) { return shown(r.name); }},
+    col('Calls', function (r) { return r.calls; }, fmtInt, 'instances reached by this call path'),
+    durCol('Host total', function (r) { return r.host.total; }, 'host time inside the scope, children included (host clock)'),
+    durCol('Host self', function (r) { return r.host.self; }, 'host total minus the host totals of its children'),
+    durCol('Dev span', function (r) { return dev(r, 'total'); }, 'device span: end event minus begin event on the scope\'s stream (CUDA events)'),
+    durCol('Dev self', function (r) { return dev(r, 'self'); }, 'device span minus the union of its children\'s spans on that stream'),
+    col('Host/Dev', function (r) { return ratio(r.host.total, r.device); }, fmtFixed(2), 'host total / device span'),
+  ];
+  if (CUPTI) {
+    columns.push(durCol('Dev busy', function (r) { return busy(r, 'busy'); }, 'summed duration of the kernels, copies and memsets launched inside (CUPTI)'),
+                 col('Kernels', function (r) { return busy(r, 'kernels'); }, fmtInt, 'kernels launched inside, children included (CUPTI)'));
+  }
+  if (!REP.tree.length) { byId('tree-table').replaceWith(h('p', {class: 'empty'}, '(no finished scopes)')); return; }
+  makeTable(byId('tree-table'), byId('tree-tools'), columns, REP.tree, {tree: true, sort: 2});
+}
+
+function renderFlat() {
+  const columns = [
+    {label: 'Name', text: true, title: NAME_TITLE, value: function (r) { return r.name; }, cell: function (r) { return shown(r.name); }},
+    col('Calls', function (r) { return r.calls; }, fmtInt, 'instances'),
+    durCol('Host total', function (r) { return r.host.total; }, 'inclusive host time; an instance nested in another of the same name counted once'),
+    durCol('Host self', function (r) { return r.host.self; }, 'host time minus the host totals of the children'),
+    durCol('Avg', function (r) { return r.host.avg; }, 'mean host total per call'),
+    durCol('p50~', function (r) { return r.host.median; }, 'median host total per call (within 1/129)'),
+    durCol('p99~', function (r) { return r.host.p99; }, '99th percentile of the host total per call (within 1/129)'),
+    durCol('Min', function (r) { return r.host.min; }, 'shortest call'),
+    durCol('Max', function (r) { return r.host.max; }, 'longest call'),
+    durCol('StdDev', function (r) { return r.host.stddev; }, 'population standard deviation of the host total per call'),
+    col('Time %', function (r) { return r.host.time_pct; }, fmtFixed(1), 'share of all host self time (the column adds up to 100)'),
+    {label: 'Dev span', title: 'summed device spans (CUDA events); n/a says why there are none',
+     value: function (r) { return dev(r, 'total'); },
+     cell: function (r) { return r.device ? fmtDur(r.device.total) : r.device_status; }},
+    durCol('Dev self', function (r) { return dev(r, 'self'); }, 'device spans minus the spans of device-timed children on the same stream'),
+    durCol('Dev avg', function (r) { return dev(r, 'avg'); }, 'mean device span per timed call'),
+    durCol('Dev p50~', function (r) { return dev(r, 'median'); }, 'median device span per timed call (within 1/129)'),
+    durCol('Dev p99~', function (r) { return dev(r, 'p99'); }, '99th percentile of the device span per timed call (within 1/129)'),
+    col('Host/Dev', function (r) { return ratio(r.host.total, r.device); }, fmtFixed(2), 'host total / device span'),
+  ];
+  if (CUPTI) {
+    columns.push(durCol('Dev busy', function (r) { return busy(r, 'busy'); }, 'summed duration of the work launched inside (CUPTI)'),
+                 durCol('Busy self', function (r) { return busy(r, 'busy_self'); }, 'the same for the work launched directly by these scopes'),
+                 col('Kernels', function (r) { return busy(r, 'kernels'); }, fmtInt, 'kernels launched inside (CUPTI)'));
+  }
+  if (!REP.flat.length) { byId('flat-table').replaceWith(h('p', {class: 'empty'}, '(no finished scopes)')); return; }
+  makeTable(byId('flat-table'), byId('flat-tools'), columns, REP.flat, {sort: 3});
+}
+
+function renderKernels() {
+  if (!CUPTI) return;
+  byId('kernels').hidden = false;
+  byId('nav-kernels').hidden = false;
+  const rows = REP.kernel_summary;
+  if (!rows.length) { byId('kernel-table').replaceWith(h('p', {class: 'empty'}, '(no kernels)')); return; }
+  const columns = [
+    col('Time %', function (r) { return r.time_pct; }, fmtFixed(1), 'share of all kernel time'),
+    durCol('Total Time', function (r) { return r.total; }, 'summed kernel durations'),
+    col('Instances', function (r) { return r.instances; }, fmtInt, 'kernel launches'),
+    durCol('Avg', function (r) { return r.avg; }), durCol('Med~', function (r) { return r.median; }),
+    durCol('Min', function (r) { return r.min; }), durCol('Max', function (r) { return r.max; }),
+    durCol('StdDev', function (r) { return r.stddev; }),
+    {label: 'Scope', text: true, title: 'innermost launching scope', value: function (r) { return r.scope; }, cell: function (r) { return shown(r.scope); }},
+    {label: 'Name', text: true, title: 'kernel name, demangled (hover: the symbol)', value: function (r) { return r.name; },
+     cell: function (r) { return shown(r.name); }},
+  ];
+  columns[9].tip = function (r) { return 'symbol: ' + shown(r.mangled); };
+  makeTable(byId('kernel-table'), byId('kernel-tools'), columns, rows, {sort: 0, nameCol: 9});
+}
+)sp",
+};
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/format/html_script.hpp ----
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// Text for an HTML element or a quoted attribute: valid UTF-8, control characters shown as escapes
+/// (display_name), and & < > " ' as character references.
+inline void append_html_text(std::string& out, std::string_view s) {
+  for (const char c : display_name(s)) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+}
+
+/// One row of the evidence table: what the column group is, a status badge, the evidence in words.
+inline void append_html_evidence_row(std::string& out, const char* what, const char* columns, const char* status,
+                                     bool valid, const std::string& text) {
+  out += "<tr><th scope=\"row\">";
+  out += what;
+  out += "</th><td class=\"cols\">";
+  out += columns;
+  out += "</td><td><span class=\"badge ";
+  out += valid ? "ok\">" : "na\">";
+  out += status;
+  out += "</span></td><td class=\"why\">";
+  append_html_text(out, text);
+  out += "</td></tr>\n";
+}
+
+/// One count of the header.
+inline void append_html_count(std::string& out, const char* label, std::uint64_t n, bool alarm) {
+  out += alarm && n ? "<div class=\"count alarm\"><dt>" : "<div class=\"count\"><dt>";
+  out += label;
+  out += "</dt><dd>" + std::to_string(n) + "</dd></div>";
+}
+
+/// The header, as the text report prints it: counts (a full buffer or open scopes said in words), then the
+/// evidence behind each column and whether it is valid for this run, then the collector's warnings.
+inline void append_html_header(std::string& out, const report& rep) {
+  const scope_counts& c = rep.counts();
+  out += "<header><h1>scopeprof report</h1><p class=\"gen\">generated by scopeprof " SCOPEPROF_VERSION_STRING " &middot; ";
+  out += std::to_string(rep.threads().size()) + (rep.threads().size() == 1 ? " thread" : " threads");
+  if (rep.orphan_count())
+    out += " &middot; " + std::to_string(rep.orphan_count()) +
+           " scopes whose parent was still open (or dropped) are shown at top level";
+  out += "</p>\n<dl class=\"counts\">";
+  append_html_count(out, "entered", c.entered, false);
+  append_html_count(out, "recorded", c.recorded, false);
+  append_html_count(out, "dropped", c.dropped, true);
+  append_html_count(out, "in flight", c.in_flight, false);
+  out += "</dl>\n";
+  if (c.dropped)
+    out += "<p class=\"alarm\">" + std::to_string(c.dropped) +
+           " scopes DROPPED (record buffer full; see SCOPEPROF_MAX_RECORDS): they are missing from every table and chart.</p>\n";
+  if (c.in_flight)
+    out += "<p class=\"note\">" + std::to_string(c.in_flight) + " scopes were still open (not in the tables).</p>\n";
+  const evidence& e = rep.sources();
+  out += "<table class=\"evidence\"><caption>Evidence behind each column</caption>\n"
+         "<thead><tr><th>time</th><th>columns</th><th>status</th><th>source</th></tr></thead><tbody>\n";
+  append_html_evidence_row(out, "host", "Host total, Host self, Avg .. StdDev, Time %", "valid", true, e.host);
+  append_html_evidence_row(out, "device", "Dev span, Dev self, Dev avg, Dev med, Host/Dev",
+                           e.device_valid ? "valid" : "n/a", e.device_valid, e.device);
+  append_html_evidence_row(out, "CUPTI", "Dev busy, Busy self, Kernels, kernel summary",
+                           e.cupti_valid ? "valid" : cupti_status_text(e), e.cupti_valid, e.cupti);
+  out += "<tr><th scope=\"row\">torch</th><td class=\"cols\">(none: torch profiler annotations)</td><td></td>"
+         "<td class=\"why\">";
+  append_html_text(out, e.torch);
+  out += "</td></tr>\n</tbody></table>\n";
+  if (!rep.warnings().empty()) {
+    out += "<pre class=\"warnings\">";
+    const std::string_view w = rep.warnings();
+    for (std::size_t begin = 0; begin < w.size();) {  // line by line: the breaks stay breaks
+      const std::size_t end = (std::min)(w.find('\n', begin), w.size());
+      append_html_text(out, w.substr(begin, end - begin));
+      if (end < w.size()) out += '\n';
+      begin = end + 1;
+    }
+    out += "</pre>\n";
+  }
+  out += "</header>\n";
+}
+
+/// The HTML report of `rep`, streamed into `sink`.
+inline void serialize_html(const report& rep, output_sink& sink) {
+  std::string& out = sink.text();
+  out += html_page_head;
+  out += html_page_style;
+  out += "</style>\n</head>\n<body>\n";
+  append_html_header(out, rep);
+  out += html_page_body;
+  out += "<script type=\"application/json\" id=\"scopeprof-data\">";
+  sink.row_done();
+  append_html_data(sink, rep);
+  std::string& tail = sink.text();
+  tail += "</script>\n<script>\n";
+  for (const char* part : html_script_parts) tail += part;
+  for (const char* part : html_chart_parts) tail += part;
+  tail += "</script>\n</body>\n</html>\n";
+  sink.flush();
+}
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/format/html.hpp ----
+// ---- begin scopeprof/format/speedscope.hpp ----
+// scopeprof: speedscope's own file format (https://www.speedscope.app/file-format-schema.json), for
+// speedscope.app. One "evented" profile per host thread, one per (device, stream) with the device spans
+// (CUDA events) and, with valid CUPTI evidence, one per (device, CUPTI stream) with the kernels, copies
+// and memsets. Frames are shared: one per scope name (with its file and line) and one per kernel name.
+// Times are integer nanoseconds from the library's start; a child closes before its parent and a span
+// closes before its next sibling opens, also when they share a nanosecond.
+//
+// A profile must nest exactly, so spans that overlap without nesting (two threads' device spans on one
+// stream) go to a further profile of the same track, named "<track> lane 2" and so on: no span is moved,
+// cut or lost. A span that ends before it begins (never in a well-formed report) is left out.
+
+
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// What a track's items index: instances() (host scopes, device spans) or activities() (CUPTI work).
+enum class speedscope_source : std::uint8_t { host, device, cupti };
+
+/// The items of one profile before it is split into lanes, in the order they open.
+struct speedscope_track {
+  std::string name;
+  speedscope_source source = speedscope_source::host;
+  std::vector<std::uint32_t> items;
+};
+
+/// One span as the lanes see it, in nanoseconds from the report's origin.
+struct speedscope_span {
+  std::int64_t begin = 0;
+  std::int64_t end = 0;
+  std::int64_t key = -1;     // the instance's index (host, device); -1 for CUPTI work
+  std::int64_t parent = -1;  // the instance's parent, a hint that keeps a zero-length last child inside
+  std::uint32_t frame = 0;
+};
+
+/// The shared frames: their JSON, and the frame of every site and kernel name.
+struct speedscope_frames {
+  std::string json;                     // the elements of "frames", comma separated
+  std::vector<std::uint32_t> by_site;   // indexed by site
+  std::vector<std::uint32_t> by_name;   // indexed by activity name
+  std::uint32_t unnamed = 0;            // for an index out of range (never in a well-formed report)
+  std::uint32_t count = 0;
+};
+
+inline std::uint32_t speedscope_add_frame(speedscope_frames& f, std::string_view name, std::string_view file,
+                                          std::uint32_t line) {
+  if (f.count != 0) f.json += ",\n";
+  f.json += "{\"name\":";
+  append_json_string(f.json, name);
+  if (!file.empty()) {
+    f.json += ",\"file\":";
+    append_json_string(f.json, file);
+  }
+  if (line != 0) f.json += ",\"line\":" + std::to_string(line);
+  f.json += '}';
+  return f.count++;
+}
+
+/// Frames for the sites and kernel names the report uses, one per distinct (name, file, line).
+inline speedscope_frames speedscope_frames_of(const report& rep) {
+  constexpr std::uint32_t none = (std::numeric_limits<std::uint32_t>::max)();
+  speedscope_frames f;
+  f.unnamed = none;
+  f.by_site.assign(rep.sites().size(), none);
+  f.by_name.assign(rep.activity_demangled_names().size(), none);
+  std::map<std::tuple<std::string_view, std::string_view, std::uint32_t>, std::uint32_t> seen;
+  const auto unnamed = [&f]() {
+    if (f.unnamed == none) f.unnamed = speedscope_add_frame(f, "", "", 0);
+    return f.unnamed;
+  };
+  for (const auto& s : rep.instances()) {
+    if (s.site >= rep.sites().size()) {
+      unnamed();
+      continue;
+    }
+    if (f.by_site[s.site] != none) continue;
+    const site_desc& site = rep.sites()[s.site];
+    const auto key = std::make_tuple(std::string_view(site.name), std::string_view(site.file), site.line);
+    const auto it = seen.find(key);
+    if (it != seen.end()) f.by_site[s.site] = it->second;
+    else f.by_site[s.site] = seen[key] = speedscope_add_frame(f, site.name, site.file, site.line);
+  }
+  if (!rep.sources().cupti_valid) return f;
+  std::map<std::string_view, std::uint32_t> kernels;
+  const auto& demangled = rep.activity_demangled_names();
+  for (const auto& a : rep.activities()) {
+    if (a.name >= demangled.size()) {
+      unnamed();
+      continue;
+    }
+    if (f.by_name[a.name] != none) continue;
+    const std::string& name = demangled[a.name];
+    const auto it = kernels.find(name);
+    if (it != kernels.end()) f.by_name[a.name] = it->second;
+    else f.by_name[a.name] = kernels[name] = speedscope_add_frame(f, name, "", 0);
+  }
+  return f;
+}
+
+inline speedscope_span speedscope_span_of(const report& rep, const speedscope_frames& f, speedscope_source source,
+                                          std::uint32_t i) noexcept {
+  speedscope_span x;
+  if (source == speedscope_source::cupti) {
+    const device_activity& a = rep.activities()[i];
+    x.begin = a.begin_ns - rep.origin_ns();
+    x.end = a.end_ns - rep.origin_ns();
+    x.frame = a.name < f.by_name.size() ? f.by_name[a.name] : f.unnamed;
+    return x;
+  }
+  const scope_instance& s = rep.instances()[i];
+  const bool host = source == speedscope_source::host;
+  x.begin = (host ? s.host_begin_ns : s.device_begin_ns) - rep.origin_ns();
+  x.end = (host ? s.host_end_ns : s.device_end_ns) - rep.origin_ns();
+  x.key = static_cast<std::int64_t>(i);
+  x.parent = s.parent;
+  x.frame = s.site < f.by_site.size() ? f.by_site[s.site] : f.unnamed;
+  return x;
+}
+
+/// "thread N" or the thread's name, with its OS id (as the Chrome trace names its tracks).
+inline std::string speedscope_thread_label(const thread_desc& t) {
+  std::string label = t.name.empty() ? "thread " + std::to_string(t.index) : t.name;
+  if (t.os_id) label += " (tid " + std::to_string(t.os_id) + ")";
+  return label;
+}
+
+/// The tracks in profile order: every host thread (also one with no finished scope), then the device
+/// streams by (device, stream), then the CUPTI streams by (device, stream id). Items are sorted by begin
+/// (device and CUPTI: the longer first at equal begins). `range` gets the first begin and the last end.
+inline std::vector<speedscope_track> speedscope_tracks_of(const report& rep, const speedscope_frames& f,
+                                                          std::pair<std::int64_t, std::int64_t>& range) {
+  std::vector<speedscope_track> tracks(rep.threads().size());
+  for (std::size_t t = 0; t < tracks.size(); ++t) tracks[t].name = speedscope_thread_label(rep.threads()[t]);
+  std::map<std::pair<std::int32_t, std::uint64_t>, speedscope_track> device;
+  std::map<std::pair<std::int32_t, std::uint32_t>, speedscope_track> cupti;
+  range = {(std::numeric_limits<std::int64_t>::max)(), (std::numeric_limits<std::int64_t>::min)()};
+  const auto keep = [&](speedscope_source source, std::uint32_t i) {
+    const speedscope_span x = speedscope_span_of(rep, f, source, i);
+    if (x.end < x.begin) return false;
+    range = {(std::min)(range.first, x.begin), (std::max)(range.second, x.end)};
+    return true;
+  };
+  for (std::uint32_t i = 0; i < rep.instances().size(); ++i) {
+    const scope_instance& s = rep.instances()[i];
+    if (s.thread < tracks.size() && keep(speedscope_source::host, i)) tracks[s.thread].items.push_back(i);
+    if (s.device == device_status::ok && keep(speedscope_source::device, i))
+      device[std::make_pair(s.device_id, s.stream)].items.push_back(i);
+  }
+  if (rep.sources().cupti_valid)
+    for (std::uint32_t i = 0; i < rep.activities().size(); ++i)
+      if (keep(speedscope_source::cupti, i))
+        cupti[std::make_pair(rep.activities()[i].device, rep.activities()[i].stream)].items.push_back(i);
+  for (auto& [key, track] : device) {
+    char stream_hex[32];
+    std::snprintf(stream_hex, sizeof stream_hex, "0x%llx", static_cast<unsigned long long>(key.second));
+    track.name = "GPU " + std::to_string(key.first) + " stream " + (key.second ? stream_hex : "default") + " (CUDA events)";
+    track.source = speedscope_source::device;
+    tracks.push_back(std::move(track));
+  }
+  for (auto& [key, track] : cupti) {
+    track.name = "GPU " + std::to_string(key.first) + " stream " + std::to_string(key.second) + " (CUPTI)";
+    track.source = speedscope_source::cupti;
+    tracks.push_back(std::move(track));
+  }
+  for (auto& track : tracks) {
+    const auto span = [&](std::uint32_t i) { return speedscope_span_of(rep, f, track.source, i); };
+    std::stable_sort(track.items.begin(), track.items.end(), [&](std::uint32_t a, std::uint32_t b) {
+      const speedscope_span x = span(a), y = span(b);
+      if (x.begin != y.begin) return x.begin < y.begin;
+      return track.source != speedscope_source::host && x.end > y.end;  // host: pre-order keeps parents first
+    });
+  }
+  if (range.first > range.second) range = {0, 0};
+  return tracks;
+}
+
+/// One profile's spans: those still open, outermost first, and the time of its last event.
+struct speedscope_lane {
+  std::vector<speedscope_span> open;
+  std::int64_t last_at = (std::numeric_limits<std::int64_t>::min)();
+  std::vector<std::uint32_t> items;
+};
+
+/// How many open spans stay open when `x` opens (those above close first: they ended by x's begin and
+/// are not x's parent).
+inline std::size_t speedscope_kept(const std::vector<speedscope_span>& open, const speedscope_span& x) noexcept {
+  std::size_t kept = open.size();
+  while (kept > 0 && !(x.parent >= 0 && open[kept - 1].key == x.parent) && open[kept - 1].end <= x.begin) --kept;
+  return kept;
+}
+
+/// Where a span may open in a lane: inside its parent only (a host scope with a parent), as a root only
+/// (a host root, CUPTI work: kernels never nest), or inside any span that holds it (device spans).
+enum class speedscope_place : std::uint8_t { in_parent, as_root, anywhere };
+
+inline bool speedscope_fits(const speedscope_lane& lane, const speedscope_span& x, speedscope_place place) noexcept {
+  if (x.begin < lane.last_at) return false;
+  const std::size_t kept = speedscope_kept(lane.open, x);
+  if (kept == 0) return place != speedscope_place::in_parent;
+  const speedscope_span& top = lane.open[kept - 1];
+  if (place == speedscope_place::as_root || (place == speedscope_place::in_parent && top.key != x.parent)) return false;
+  return top.begin <= x.begin && x.end <= top.end;
+}
+
+/// The track's items split into lanes: each goes to the first lane it nests in exactly (a host scope to
+/// its parent's lane when it fits there).
+inline std::vector<std::vector<std::uint32_t>> speedscope_lanes_of(const report& rep, const speedscope_frames& f,
+                                                                   const speedscope_track& track) {
+  std::vector<speedscope_lane> lanes(1);
+  const auto first_fit = [&lanes](const speedscope_span& x, speedscope_place place) {
+    std::size_t l = 0;
+    while (l < lanes.size() && !speedscope_fits(lanes[l], x, place)) ++l;
+    return l;
+  };
+  for (const std::uint32_t i : track.items) {
+    const speedscope_span x = speedscope_span_of(rep, f, track.source, i);
+    std::size_t l = lanes.size();
+    if (track.source == speedscope_source::device) l = first_fit(x, speedscope_place::anywhere);
+    else if (track.source == speedscope_source::host && x.parent >= 0) l = first_fit(x, speedscope_place::in_parent);
+    if (l == lanes.size()) l = first_fit(x, speedscope_place::as_root);
+    if (l == lanes.size()) lanes.emplace_back();
+    speedscope_lane& lane = lanes[l];
+    lane.open.resize(speedscope_kept(lane.open, x));
+    lane.open.push_back(x);
+    lane.last_at = x.begin;
+    lane.items.push_back(i);
+  }
+  std::vector<std::vector<std::uint32_t>> out;
+  out.reserve(lanes.size());
+  for (auto& lane : lanes) out.push_back(std::move(lane.items));
+  return out;
+}
+
+template <std::size_t N>
+inline char* speedscope_put(char* p, const char (&literal)[N]) noexcept {
+  std::memcpy(p, literal, N - 1);
+  return p + (N - 1);
+}
+inline char* speedscope_put_int(char* p, std::int64_t v) noexcept { return std::to_chars(p, p + 21, v).ptr; }
+
+/// One open ('O') or close ('C') event.
+inline void append_speedscope_event(output_sink& sink, bool& first, char type, std::uint32_t frame, std::int64_t at) {
+  char* p = sink.reserve(96);
+  if (!first) *p++ = ',';
+  first = false;
+  p = speedscope_put(p, "{\"type\":\"");
+  *p++ = type;
+  p = speedscope_put(p, "\",\"frame\":");
+  p = speedscope_put_int(p, frame);
+  p = speedscope_put(p, ",\"at\":");
+  p = speedscope_put_int(p, at);
+  *p++ = '}';
+  sink.commit(p);
+}
+
+/// One lane as an evented profile: its items open in order, each after the spans that ended first close.
+inline void append_speedscope_profile(output_sink& sink, const report& rep, const speedscope_frames& f,
+                                      const speedscope_track& track, const std::vector<std::uint32_t>& items,
+                                      const std::string& name, std::pair<std::int64_t, std::int64_t> range) {
+  std::string head = "{\"type\":\"evented\",\"name\":";
+  append_json_string(head, name);
+  head += ",\"unit\":\"nanoseconds\",\"startValue\":" + std::to_string(range.first) +
+          ",\"endValue\":" + std::to_string(range.second) + ",\"events\":[";
+  sink.append(head);
+  std::vector<speedscope_span> open;
+  bool first = true;
+  for (const std::uint32_t i : items) {
+    const speedscope_span x = speedscope_span_of(rep, f, track.source, i);
+    for (std::size_t kept = speedscope_kept(open, x); open.size() > kept; open.pop_back())
+      append_speedscope_event(sink, first, 'C', open.back().frame, open.back().end);
+    append_speedscope_event(sink, first, 'O', x.frame, x.begin);
+    open.push_back(x);
+    sink.row_done();
+  }
+  for (; !open.empty(); open.pop_back()) append_speedscope_event(sink, first, 'C', open.back().frame, open.back().end);
+  sink.append("]}");
+}
+
+/// The opening: schema, exporter, the counts and evidence (a "scopeprof" member speedscope ignores), the
+/// name (which says when scopes were dropped or still open) and the shared frames.
+inline std::string speedscope_head(const report& rep, const speedscope_frames& f) {
+  const scope_counts& c = rep.counts();
+  std::string out = "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
+                    "\"exporter\":\"scopeprof@" SCOPEPROF_VERSION_STRING "\"";
+  std::string name = "scopeprof";
+  if (c.dropped != 0 || c.in_flight != 0)
+    name += " (" + std::to_string(c.dropped) + " scopes dropped, " + std::to_string(c.in_flight) + " still open)";
+  out += ",\"name\":";
+  append_json_string(out, name);
+  out += ",\"activeProfileIndex\":0,\"scopeprof\":{\"entered\":" + std::to_string(c.entered) +
+         ",\"recorded\":" + std::to_string(c.recorded) + ",\"dropped\":" + std::to_string(c.dropped) +
+         ",\"in_flight\":" + std::to_string(c.in_flight) + ",\"host_source\":";
+  append_json_string(out, rep.sources().host);
+  out += ",\"device_source\":";
+  append_json_string(out, rep.sources().device);
+  out += ",\"cupti_source\":";
+  append_json_string(out, rep.sources().cupti);
+  out += "},\n\"shared\":{\"frames\":[\n";
+  out += f.json;
+  out += "\n]},\n\"profiles\":[";
+  return out;
+}
+
+/// The speedscope file of `rep`, streamed into `sink`.
+inline void serialize_speedscope(const report& rep, output_sink& sink) {
+  const speedscope_frames f = speedscope_frames_of(rep);
+  std::pair<std::int64_t, std::int64_t> range;
+  const std::vector<speedscope_track> tracks = speedscope_tracks_of(rep, f, range);
+  sink.append(speedscope_head(rep, f));
+  bool first = true;
+  for (const auto& track : tracks) {
+    const auto lanes = speedscope_lanes_of(rep, f, track);
+    for (std::size_t l = 0; l < lanes.size(); ++l) {
+      if (l != 0 && lanes[l].empty()) continue;
+      sink.append(first ? "\n" : ",\n");
+      first = false;
+      const std::string name = l == 0 ? track.name : track.name + " lane " + std::to_string(l + 1);
+      append_speedscope_profile(sink, rep, f, track, lanes[l], name, range);
+    }
+  }
+  sink.append("\n]}\n");
+  sink.flush();
+}
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/format/speedscope.hpp ----
 // ---- begin scopeprof/format/table.hpp ----
 // scopeprof: the text report. Tree view first (where time went, by call path), then the flat view (per
 // name statistics), each with host and device columns side by side and the evidence behind them.
@@ -6698,6 +8981,29 @@ inline void print_kernel_table(const report& rep, std::ostream& out) {
   kern.print(out);
 }
 
+/// The steps (next_step()): how many, host time per step, and what made any of them unreliable.
+inline void print_step_table(const report& rep, std::ostream& out) {
+  const step_summary& s = rep.step_stats();
+  if (s.marks == 0 && s.lost == 0) return;
+  out << "\nSteps (PROF_STEP / next_step(): host time from one step marker to the next): " << s.complete << " complete";
+  if (s.complete) {
+    const duration_stats& h = s.host;
+    out << ", ProfilerStep#" << rep.steps().front().index << " .. #" << rep.steps().back().index << "\n";
+    text_table t{{"Steps", "Total", "Avg", "p50~", "p90~", "p99~", "Min", "Max", "StdDev"},
+                 {false, false, false, false, false, false, false, false, false},
+                 {{std::to_string(h.count), format_duration_ns(static_cast<double>(h.sum)), format_duration_ns(h.mean),
+                   format_duration_ns(h.median), format_duration_ns(h.p90), format_duration_ns(h.p99),
+                   format_duration_ns(static_cast<double>(h.min)), format_duration_ns(static_cast<double>(h.max)),
+                   format_duration_ns(h.stddev)}}};
+    t.print(out);
+  } else {
+    out << " (a step is complete when the next one begins)\n";
+  }
+  if (s.cut)
+    out << "Note: " << s.cut << " steps began or ended inside open scopes (call PROF_STEP() outside any scope).\n";
+  if (s.lost) out << "Note: " << s.lost << " step markers were not recorded (out of memory); the steps across them are left out.\n";
+}
+
 /// The footnotes: how to read the totals, and the orphans.
 inline void print_report_notes(const report& rep, std::ostream& out, bool cupti) {
   out << "\nNote: totals are inclusive. Do not add up the totals of nested rows: a parent's total already\n"
@@ -6719,12 +9025,14 @@ inline void print_tables(const report& rep, std::ostream& out) {
   print_report_header(rep, out);
   if (rep.instances().empty()) {
     out << "(no finished scopes)\n";
+    print_step_table(rep, out);
     return;
   }
   const bool cupti = rep.sources().cupti_valid;
   print_tree_table(rep, out, cupti);
   print_flat_table(rep, out, cupti);
   if (cupti) print_kernel_table(rep, out);
+  print_step_table(rep, out);
   print_report_notes(rep, out, cupti);
 }
 
@@ -6775,6 +9083,27 @@ SCOPEPROF_API std::string report::chrome_trace() const {
 SCOPEPROF_API write_result report::write_chrome_trace(const std::string& path) const {
   return detail::write_to_path(path, "Chrome trace",
                                [this](detail::output_sink& sink) { detail::serialize_chrome_trace(*this, sink); });
+}
+
+SCOPEPROF_API std::string report::speedscope() const {
+  detail::string_sink sink;
+  detail::serialize_speedscope(*this, sink);
+  return sink.take();
+}
+
+SCOPEPROF_API write_result report::write_speedscope(const std::string& path) const {
+  return detail::write_to_path(path, "speedscope profile",
+                               [this](detail::output_sink& sink) { detail::serialize_speedscope(*this, sink); });
+}
+
+SCOPEPROF_API std::string report::html() const {
+  detail::string_sink sink;
+  detail::serialize_html(*this, sink);
+  return sink.take();
+}
+
+SCOPEPROF_API write_result report::write_html(const std::string& path) const {
+  return detail::write_to_path(path, "HTML report", [this](detail::output_sink& sink) { detail::serialize_html(*this, sink); });
 }
 
 SCOPEPROF_NAMESPACE_END
@@ -7274,6 +9603,7 @@ inline void fill_snapshot(const registry& r, const registry_view& view, const ti
   raw.sites.reserve(view.sites.size());
   for (const site_info* s : view.sites) raw.sites.push_back({s->name, s->file, s->function, s->line});
   for (const thread_view& tv : view.threads) {
+    read_steps(tv, static_cast<std::uint32_t>(raw.threads.size()), conv, raw.steps);
     raw.threads.push_back(read_thread(tv, conv));
     const scope_counts& c = raw.threads.back().desc.counts;
     raw.counts.entered += c.entered;
@@ -7291,6 +9621,7 @@ inline void fill_snapshot(const registry& r, const registry_view& view, const ti
     raw.warnings += "  warning: " + std::to_string(view.unattached) +
                     " scopes ran on threads without a record buffer (out of memory, or in thread exit) and were dropped\n";
   }
+  raw.steps_lost = r.steps_lost.load(std::memory_order_relaxed);
   if (raw.counts.dropped)
     raw.warnings += "  warning: " + std::to_string(raw.counts.dropped) +
                     " finished scopes were dropped because the record buffer was full (cap " +
@@ -7363,6 +9694,26 @@ SCOPEPROF_API clock_kind host_clock() noexcept {
 }
 
 /// @brief Name the calling thread's track in traces and reports: `scopeprof::set_thread_name("loader");`
+SCOPEPROF_API void next_step() noexcept {
+#if SCOPEPROF_ENABLED
+  if (detail::g_state.load(std::memory_order_acquire) == detail::state_uninitialised) detail::initialise();
+  if (detail::g_state.load(std::memory_order_relaxed) != detail::state_on) return;
+  detail::registry& r = detail::the_registry();
+  detail::thread_buffer* b = detail::t_buffer;
+  if (b == nullptr) b = detail::attach_thread();
+  const std::uint64_t sequence = r.next_step.fetch_add(1, std::memory_order_relaxed);
+  if (b != nullptr && !b->steps.has_room()) {
+    detail::step_chunk* c = detail::step_chunk::make(detail::step_chunk_marks);
+    if (c != nullptr) b->steps.adopt(c);
+  }
+  if (b == nullptr || !b->steps.has_room()) {
+    r.steps_lost.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  b->steps.push({sequence, detail::read_ticks(), b->depth.load(std::memory_order_relaxed), 0});
+#endif
+}
+
 SCOPEPROF_API void set_thread_name(std::string_view name) noexcept {
 #if SCOPEPROF_ENABLED
   detail::initialise();
@@ -7468,7 +9819,9 @@ inline write_result write_exit_report(const report& rep, const std::string& targ
 #endif
   if (ends_with(plain, ".csv")) return rep.write_csv(path);
   if (ends_with(plain, ".trace.json")) return rep.write_chrome_trace(path);
+  if (ends_with(plain, ".speedscope.json")) return rep.write_speedscope(path);
   if (ends_with(plain, ".json")) return rep.write_json(path);
+  if (ends_with(plain, ".html")) return rep.write_html(path);
   return write_to_path(path, "text report", [&rep](output_sink& sink) { sink.text() += rep.to_string(); });
 }
 

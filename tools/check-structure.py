@@ -42,7 +42,8 @@ LAYERS = [
                  "scopeprof/detail/activity.hpp", "scopeprof/detail/chunk_pool.hpp", "scopeprof/detail/snapshot.hpp"]),
     ("builder", ["scopeprof/detail/report_builder.hpp", "scopeprof/detail/report/*.hpp"]),
     ("serializer", ["scopeprof/format/*.hpp", "scopeprof/detail/sink.hpp", "scopeprof/detail/gzip_sink.hpp",
-                    "scopeprof/detail/key_averages.hpp"]),
+                    "scopeprof/detail/key_averages.hpp", "scopeprof/detail/trace_meta.hpp",
+                    "scopeprof/detail/trace_launches.hpp", "scopeprof/detail/trace_steps.hpp"]),
     ("impl", ["scopeprof/impl/*.hpp"]),
     ("addon", ["scopeprof/torch_session.hpp"]),
 ]

@@ -246,6 +246,7 @@ int main(int argc, char** argv) {
   CHECK_CUDA(cudaDeviceSynchronize());
   scopeprof::reset();
   for (int i = 0; i < opt.iters; ++i) {
+    PROF_STEP();  // one step per iteration: ProfilerStep#N in the trace, host time per step in the report
     eager_block();
     fused_block();
     {
@@ -254,6 +255,7 @@ int main(int argc, char** argv) {
     }
     raw_blocks(&ev[4 * static_cast<size_t>(i)]);
   }
+  PROF_STEP();  // completes the last step
   const scopeprof::report rep = scopeprof::collect();
   std::vector<double> raw_eager, raw_fused;
   CHECK_CUDA(cudaDeviceSynchronize());  // (collect() waited for the scopes' events, not for the raw ones)

@@ -6,6 +6,7 @@
 //   PROF_FUNCTION()           same, named after the enclosing function
 //   PROF_SCOPE_STREAM("name", stream)   device span timed on this CUDA stream
 //   PROF_SCOPE_HOST("name")   host time only: never records CUDA events
+//   PROF_STEP()               step marker: ends the current step, begins the next (scopeprof::next_step())
 #pragma once
 
 #include <scopeprof/config.hpp>
@@ -49,12 +50,14 @@
 #define SCOPEPROF_V1_FUNCTION() SCOPEPROF_DETAIL_SCOPE(__COUNTER__, __func__)
 #define SCOPEPROF_V1_SCOPE_STREAM(name, stream) SCOPEPROF_DETAIL_SCOPE_STREAM(__COUNTER__, "" name "", stream)
 #define SCOPEPROF_V1_SCOPE_HOST(name) SCOPEPROF_DETAIL_SCOPE_HOST(__COUNTER__, "" name "")
+#define SCOPEPROF_V1_STEP() ::scopeprof::next_step()
 #else
 #define SCOPEPROF_V1_SCOPE(name) static_assert(sizeof("" name "") > 0, "PROF_SCOPE takes a string literal")
 #define SCOPEPROF_V1_SCOPE_DYN(name) static_assert(sizeof(::std::string_view(name)) > 0, "")
 #define SCOPEPROF_V1_FUNCTION() static_assert(true, "")
 #define SCOPEPROF_V1_SCOPE_STREAM(name, stream) static_assert(sizeof("" name "") > 0 && sizeof(stream) > 0, "")
 #define SCOPEPROF_V1_SCOPE_HOST(name) static_assert(sizeof("" name "") > 0, "PROF_SCOPE_HOST takes a string literal")
+#define SCOPEPROF_V1_STEP() static_cast<void>(0)
 #endif
 
 #ifndef SCOPEPROF_NO_SHORT_MACROS
@@ -68,4 +71,6 @@
 #define PROF_SCOPE_STREAM(name, stream) SCOPEPROF_V1_SCOPE_STREAM(name, stream)
 /// @brief Like PROF_SCOPE, host time only (no CUDA events): `PROF_SCOPE_HOST("parse");`
 #define PROF_SCOPE_HOST(name) SCOPEPROF_V1_SCOPE_HOST(name)
+/// @brief Step marker (scopeprof::next_step()): `for (...) { PROF_STEP(); train_one(); }`
+#define PROF_STEP() SCOPEPROF_V1_STEP()
 #endif

@@ -47,6 +47,11 @@ class report {
   /// Kernel summary by (scope name, kernel name), heaviest total first (empty unless sources().cupti_valid).
   const std::vector<kernel_summary_row>& kernel_summary() const noexcept { return kernel_summary_; }
 
+  /// Complete steps (next_step() to next_step()) by index; empty when the program marks none.
+  const std::vector<step_span>& steps() const noexcept { return steps_; }
+  /// Their count and the distribution of host time per step.
+  const step_summary& step_stats() const noexcept { return step_stats_; }
+
   /// The flat row with this name, or nullptr.
   const flat_row* find(const std::string& name) const noexcept {
     for (const auto& r : flat_)
@@ -69,6 +74,15 @@ class report {
   /// Chrome trace event format, loadable in Perfetto and chrome://tracing.
   write_result write_chrome_trace(const std::string& path) const;
   std::string chrome_trace() const;
+  /// speedscope's file format (name it *.speedscope.json): one profile per host thread and per device
+  /// stream, frames named by scope, integer nanoseconds.
+  write_result write_speedscope(const std::string& path) const;
+  std::string speedscope() const;
+  /// One self-contained HTML page (name it *.html): the header with the evidence, sortable tree and flat
+  /// tables, an icicle of host total beside device span, duration histograms, root scopes over time.
+  /// It opens offline and loads nothing.
+  write_result write_html(const std::string& path) const;
+  std::string html() const;
 
  private:
   friend class detail::report_builder;  // detail::build_report() fills a report through it
@@ -86,6 +100,8 @@ class report {
   std::vector<std::string> activity_names_;
   std::vector<std::string> activity_demangled_;
   std::vector<kernel_summary_row> kernel_summary_;
+  std::vector<step_span> steps_;
+  step_summary step_stats_;
 };
 
 SCOPEPROF_NAMESPACE_END

@@ -67,7 +67,18 @@ struct device_activity {
   std::uint32_t graph = 0;     ///< CUDA graph id, 0 when not launched by a graph
   std::int64_t begin_ns = 0;
   std::int64_t end_ns = 0;
+  std::uint32_t correlation = 0;  ///< CUPTI correlation id of the API call that launched it (0: unknown)
+  /// The runtime or driver API call that launched it (cudaLaunchKernel, cudaMemcpyAsync, cudaGraphLaunch...),
+  /// where CUPTI recorded it: the name's index into report::activity_names(), the OS thread id and the
+  /// call's host interval. launch_name == no_launch when there is no such record.
+  static constexpr std::uint32_t no_launch = 0xFFFFFFFFu;
+  std::uint32_t launch_name = no_launch;
+  bool launch_driver = false;  ///< the launch was a driver API call (cuLaunchKernel...), else runtime
+  std::uint64_t launch_thread = 0;
+  std::int64_t launch_begin_ns = 0;
+  std::int64_t launch_end_ns = 0;
   std::int64_t duration_ns() const noexcept { return end_ns - begin_ns; }
+  bool has_launch() const noexcept { return launch_name != no_launch; }
 };
 
 struct site_desc {
@@ -104,6 +115,15 @@ struct duration_stats {
   static duration_stats of(std::vector<std::int64_t> values);
 };
 
+/// @brief One bucket of a duration histogram: `count` values in [lower_ns, upper_ns] (both inclusive).
+/// Buckets are those of the statistics' log histogram (64 per power of two above 128 ns, one per value
+/// below), so a bucket is at most 1/64 of its lower bound wide.
+struct histogram_bin {
+  std::int64_t lower_ns = 0;
+  std::int64_t upper_ns = 0;
+  std::uint64_t count = 0;
+};
+
 /// @brief One row of the flat table: every instance with this name, on every thread.
 struct flat_row {
   std::string name;
@@ -119,6 +139,8 @@ struct flat_row {
   std::int64_t device_self_ns = 0;
   duration_stats device;       ///< over every valid instance's device span
   duration_stats device_self;  ///< over every valid instance's device self time
+  std::vector<histogram_bin> host_histogram;    ///< non-empty buckets of the host totals, ascending
+  std::vector<histogram_bin> device_histogram;  ///< non-empty buckets of the device spans, ascending
   std::uint64_t device_captured = 0;  ///< instances whose device time is "n/a (captured)"
   std::uint64_t device_invalid = 0;
   std::uint64_t kernels = 0;            ///< CUPTI: kernels launched inside these scopes (children included)
@@ -165,6 +187,26 @@ struct tree_row {
   duration_stats host_self;    ///< ... host self times
   duration_stats device;       ///< ... device spans (valid instances)
   duration_stats device_self;  ///< ... device self times (valid instances)
+};
+
+/// @brief One complete step: from a next_step() call to the next (ProfilerStep#index in traces).
+struct step_span {
+  std::uint64_t index = 0;    ///< the process-wide number of the next_step() call that began it
+  std::uint32_t thread = 0;   ///< index into report::threads() of the thread that began it
+  std::int64_t begin_ns = 0;  ///< steady_clock ns, as scope_instance
+  std::int64_t end_ns = 0;
+  bool cuts_scopes = false;   ///< a boundary of it fell inside open scopes
+  std::int64_t duration_ns() const noexcept { return end_ns - begin_ns; }
+};
+
+/// @brief The steps of a report: how many, and the distribution of host time per step.
+struct step_summary {
+  std::uint64_t complete = 0;   ///< steps with both boundaries recorded
+  std::uint64_t marks = 0;      ///< next_step() calls in the report (a step under way has one)
+  std::uint64_t lost = 0;       ///< next_step() calls not recorded (out of memory): steps across them are left out
+  std::uint64_t cut = 0;        ///< complete steps with a boundary inside open scopes
+  duration_stats host;          ///< host (wall) time per complete step
+  std::vector<histogram_bin> host_histogram;
 };
 
 /// @brief Which evidence each column comes from, and whether it is valid for this run.

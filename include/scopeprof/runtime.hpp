@@ -52,6 +52,13 @@ SCOPEPROF_API clock_kind host_clock() noexcept;
 /// @brief Name the calling thread's track in traces and reports: `scopeprof::set_thread_name("loader");`
 SCOPEPROF_API void set_thread_name(std::string_view name) noexcept;
 
+/// @brief Step marker, as torch.profiler's step(): ends the current step and begins the next (steps are
+/// numbered from 0 across the process: ProfilerStep#N in traces). Call it once per iteration, outside any
+/// scope, on the thread that drives the loop: `for (...) { PROF_STEP(); train_one(); }`. Reports give the
+/// distribution of host time per step; a step is complete once the next one begins. Lock-free, no
+/// allocation but once per 256 steps; a call inside open scopes is recorded and the reports say so.
+SCOPEPROF_API void next_step() noexcept;
+
 /// @brief A snapshot of all finished scopes of all threads (running threads keep running; nothing waits
 /// for them, and no scope waits for collect()). Never throws: on failure the report is empty and its
 /// warnings() say why.

@@ -7,6 +7,7 @@
   PROF_FUNCTION();               \
   PROF_SCOPE("work");            \
   PROF_SCOPE_HOST("work_host");  \
+  PROF_STEP();                   \
   PROF_SCOPE_DYN("work_dynamic")
 #else
 #define WORK_SCOPES()

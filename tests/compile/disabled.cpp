@@ -19,6 +19,7 @@ TEST_CASE("SCOPEPROF_DISABLE compiles every macro to nothing") {
     PROF_SCOPE("a");
     PROF_SCOPE("b");
     PROF_SCOPE_DYN(name_with_side_effect());
+    PROF_STEP();
     function_with_scope();
   }
   CHECK(side_effects == 0);
@@ -28,6 +29,7 @@ TEST_CASE("SCOPEPROF_DISABLE compiles every macro to nothing") {
   CHECK(r.counts().entered == 0);
   CHECK(r.counts().recorded == 0);
   CHECK(r.instances().empty());
+  CHECK(r.step_stats().marks == 0);
   CHECK(r.sources().host.find("SCOPEPROF_DISABLE") != std::string::npos);
   CHECK(r.to_string().find("no finished scopes") != std::string::npos);
   CHECK(!r.csv().empty());

@@ -33,6 +33,8 @@ int main() {
     scopeprof::stream_handle stream = nullptr;
     PROF_SCOPE_STREAM("on a stream", stream);
     SCOPEPROF_V1_SCOPE("versioned");
+    PROF_STEP();
+    SCOPEPROF_V1_STEP();
   }
   const scopeprof::report r = scopeprof::collect();
   std::ostringstream text;

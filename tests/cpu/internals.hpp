@@ -18,5 +18,6 @@
 #include <scopeprof/format/chrome_trace.hpp>
 #include <scopeprof/format/csv.hpp>
 #include <scopeprof/format/json.hpp>
+#include <scopeprof/format/speedscope.hpp>
 #include <scopeprof/format/table.hpp>
 #endif

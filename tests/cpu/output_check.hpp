@@ -4,6 +4,7 @@
 
 #include "csv_check.hpp"
 #include "json_check.hpp"
+#include "speedscope_check.hpp"
 
 #include "internals.hpp"  // the umbrella (the CPU suite also builds against single_include/), and raw_snapshot
 
@@ -195,116 +196,8 @@ inline std::string check_json(const scopeprof::report& r, const std::string& tex
   return {};
 }
 
-struct trace_x {
-  std::int64_t ts, dur;
-  std::size_t order;
-};
-
-/// Chrome trace: parses, counts in otherData, one "X" event per instance with exact nanosecond times,
-/// "X" events on one tid nest exactly, one thread_name per thread, flows paired.
-inline std::string check_chrome_trace(const scopeprof::report& r, const std::string& text) {
-  if (!valid_utf8(text)) return "trace is not valid UTF-8";
-  json doc;
-  std::string err;
-  if (!parse_json(text, doc, err)) return "trace does not parse: " + err;
-  if (auto e = check_counts_object(doc.find("otherData"), r.counts(), "trace otherData"); !e.empty()) return e;
-  const json* events = doc.find("traceEvents");
-  if (!events || !events->is(json::type::array)) return "trace has no traceEvents array";
-  std::map<std::pair<std::int64_t, std::int64_t>, int> thread_names;  // (pid, tid) -> count
-  std::map<std::int64_t, std::vector<trace_x>> host_x;                 // tid -> events
-  std::set<std::int64_t> device_tids, cupti_tids;
-  std::size_t cupti_count = 0;
-  std::map<std::int64_t, int> flow_s, flow_f;
-  std::size_t host_count = 0;
-  for (std::size_t k = 0; k < events->items.size(); ++k) {
-    const json& ev = events->items[k];
-    const std::string where = "trace event " + std::to_string(k) + ": ";
-    const json* ph = ev.find("ph");
-    std::int64_t pid = 0, tid = 0;
-    if (!ph || !ph->is(json::type::string)) return where + "no ph";
-    if (!ev.find("pid") || !ev.find("pid")->integer(pid) || !ev.find("tid") || !ev.find("tid")->integer(tid))
-      return where + "pid/tid not integers";
-    const json* name = ev.find("name");
-    if (!name || !name->is(json::type::string)) return where + "no name";
-    if (ph->text == "M") {
-      if (name->text == "thread_name") ++thread_names[{pid, tid}];
-      continue;
-    }
-    std::int64_t ts;
-    const json* ts_v = ev.find("ts");
-    if (!ts_v || !ts_v->is(json::type::number) || !parse_us3(ts_v->text, ts)) return where + "ts is not D.DDD";
-    if (ph->text == "X") {
-      std::int64_t dur;
-      const json* dur_v = ev.find("dur");
-      if (!dur_v || !dur_v->is(json::type::number) || !parse_us3(dur_v->text, dur)) return where + "dur is not D.DDD";
-      if (dur < 0) return where + "negative dur";
-      if (pid == 1) {
-        if (host_count >= r.instances().size()) return where + "more host events than instances";
-        const auto& s = r.instances()[host_count];
-        if (name->text != scopeprof::detail::to_valid_utf8(site_name(r, s))) return where + "name differs from the instance";
-        if (ts != s.host_begin_ns - r.origin_ns() || dur != s.host_total_ns()) return where + "times differ from the instance";
-        host_x[tid].push_back({ts, dur, host_count});
-        ++host_count;
-      } else if (pid == 2) {
-        device_tids.insert(tid);
-      } else if (pid == 3) {  // CUPTI kernels, copies and memsets, in report order
-        if (cupti_count >= r.activities().size()) return where + "more CUPTI events than activities";
-        const auto& a = r.activities()[cupti_count++];
-        const bool named = a.name < r.activity_names().size();
-        const std::string an = named ? r.activity_demangled_names()[a.name] : std::string();
-        if (name->text != scopeprof::detail::to_valid_utf8(an)) return where + "kernel name differs";
-        const json* args = ev.find("args");
-        const json* mangled = args ? args->find("mangled") : nullptr;
-        if (named && an != r.activity_names()[a.name] &&
-            (!mangled || mangled->text != scopeprof::detail::to_valid_utf8(r.activity_names()[a.name])))
-          return where + "mangled kernel name missing from args";
-        if (ts != a.begin_ns - r.origin_ns() || dur != a.duration_ns()) return where + "kernel times differ";
-        cupti_tids.insert(tid);
-      } else {
-        return where + "unexpected pid";
-      }
-    } else if (ph->text == "s" || ph->text == "f") {
-      std::int64_t id;
-      if (!ev.find("id") || !ev.find("id")->integer(id)) return where + "flow without an integer id";
-      ++(ph->text == "s" ? flow_s : flow_f)[id];
-    } else {
-      return where + "unexpected ph '" + ph->text + "'";
-    }
-  }
-  if (host_count != r.instances().size()) return "trace has fewer host events than instances";
-  if (cupti_count != r.activities().size()) return "trace has fewer CUPTI events than activities";
-  for (auto tid : cupti_tids)
-    if (!thread_names.count({3, tid})) return "CUPTI tid " + std::to_string(tid) + " has no thread_name";
-  std::size_t host_thread_names = 0;
-  for (const auto& [key, n] : thread_names) {
-    if (n != 1) return "thread_name appears " + std::to_string(n) + " times for one tid";
-    if (key.first == 1) ++host_thread_names;
-  }
-  if (host_thread_names != r.threads().size()) return "not one host thread_name per thread";
-  for (auto& [tid, xs] : host_x) {
-    if (!thread_names.count({1, tid})) return "host tid " + std::to_string(tid) + " has no thread_name";
-    std::stable_sort(xs.begin(), xs.end(), [](const trace_x& a, const trace_x& b) {
-      return a.ts != b.ts ? a.ts < b.ts : a.dur > b.dur;
-    });
-    std::vector<trace_x> open;
-    for (const auto& x : xs) {
-      while (!open.empty() && open.back().ts + open.back().dur <= x.ts) open.pop_back();  // ended before x
-      if (!open.empty()) {
-        const auto& p = open.back();
-        if (x.ts < p.ts || x.ts + x.dur > p.ts + p.dur)
-          return "X events on tid " + std::to_string(tid) + " overlap without nesting (events " +
-                 std::to_string(p.order) + " and " + std::to_string(x.order) + ")";
-      }
-      open.push_back(x);
-    }
-  }
-  for (auto tid : device_tids)
-    if (!thread_names.count({2, tid})) return "device tid " + std::to_string(tid) + " has no thread_name";
-  if (flow_s.size() != flow_f.size()) return "flow starts and ends do not pair";
-  for (const auto& [id, n] : flow_s)
-    if (n != 1 || !flow_f.count(id) || flow_f.at(id) != 1) return "flow id " + std::to_string(id) + " not paired";
-  return {};
-}
+/// The Chrome trace agrees with its report and with every viewer's rules (defined in trace_check.hpp).
+inline std::string check_chrome_trace(const scopeprof::report& r, const std::string& text);
 
 inline std::vector<std::string> split_lines(const std::string& text) {
   std::vector<std::string> lines;
@@ -363,13 +256,16 @@ inline std::string check_table(const scopeprof::report& r, const std::string& te
   return section("By name (", r.flat().size(), [&](std::size_t k) { return display_name(r.flat()[k].name); });
 }
 
-/// All four outputs of a report, plus the instance invariants.
+/// All five outputs of a report, plus the instance invariants.
 inline std::string check_all_outputs(const scopeprof::report& r) {
   if (auto e = check_instances(r); !e.empty()) return e;
   if (auto e = check_table(r, r.to_string()); !e.empty()) return e;
   if (auto e = check_csv(r, r.csv()); !e.empty()) return e;
   if (auto e = check_json(r, r.json()); !e.empty()) return e;
+  if (auto e = check_speedscope(r, r.speedscope()); !e.empty()) return e;
   return check_chrome_trace(r, r.chrome_trace());
 }
 
 }  // namespace sptest
+
+#include "trace_check.hpp"  // check_chrome_trace(), which uses the checks above

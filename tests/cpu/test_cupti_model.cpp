@@ -160,7 +160,7 @@ TEST_CASE("device busy and kernel counts: self and inclusive, in every view") {
   CHECK(text.find("Kernels by scope (CUPTI") != std::string::npos);
   CHECK(r.csv().find("kernel,0,,,k2,inner,1,") != std::string::npos);
   CHECK(r.json().find("\"cupti\":{\"busy\":65000,\"busy_self\":15000,\"kernels\":3,\"copies\":1}") != std::string::npos);
-  CHECK(r.chrome_trace().find("\"name\":\"device (CUPTI)\"") != std::string::npos);
+  CHECK(r.chrome_trace().find("\"cat\":\"kernel\"") != std::string::npos);
 }
 
 TEST_CASE("a kernel summary groups by scope name and kernel name with the nsys columns' statistics") {

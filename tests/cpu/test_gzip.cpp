@@ -1,6 +1,7 @@
 // gzip output (SCOPEPROF_WITH_ZLIB builds): a path ending in .gz holds a gzip stream that inflates to
 // exactly the bytes of the uncompressed writer, for the Chrome trace, JSON and CSV, also past several
 // 1 MiB chunks; failures of the disk come back as a write_result naming the path and the reason.
+#include "temp_files.hpp"
 #include "gzip_check.hpp"
 #include "output_check.hpp"
 
@@ -25,28 +26,6 @@
 #include <unistd.h>
 
 namespace {
-
-struct gz_temp_dir {
-  std::filesystem::path path;
-  gz_temp_dir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string pattern = std::string(base && *base ? base : "/tmp") + "/scopeprof_gzip_XXXXXX";
-    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
-    path = pattern;
-  }
-  ~gz_temp_dir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // `threads` threads of `per_thread` root scopes with a child each; every other one device-timed on one of
 // two streams, odd names, and CUPTI kernels for some of them.
@@ -121,7 +100,7 @@ const gz_writer gz_writers[] = {
 }  // namespace
 
 TEST_CASE("gzip: a .gz path holds a gzip stream of exactly the uncompressed writer's bytes") {
-  const gz_temp_dir dir;
+  const sptest::temp_dir dir;
   for (const std::uint32_t per_thread : {3u, 12000u}) {  // one chunk; several 1 MiB chunks
     CAPTURE(per_thread);
     const scopeprof::report r = synthetic_report(3, per_thread);
@@ -134,7 +113,7 @@ TEST_CASE("gzip: a .gz path holds a gzip stream of exactly the uncompressed writ
         const std::string path = plain + gz;
         const scopeprof::write_result res = w.write(r, path);
         REQUIRE_MESSAGE(res, res.message());
-        const std::string raw = read_bytes(path);
+        const std::string raw = sptest::read_file_bytes(path);
         REQUIRE(raw.size() > 18);
         CHECK(static_cast<unsigned char>(raw[0]) == 0x1f);  // the gzip magic
         CHECK(static_cast<unsigned char>(raw[1]) == 0x8b);
@@ -147,13 +126,13 @@ TEST_CASE("gzip: a .gz path holds a gzip stream of exactly the uncompressed writ
         if (expected.size() > (std::size_t{1} << 20)) CHECK(raw.size() * 4 < expected.size());  // it does compress
       }
       REQUIRE(w.write(r, plain));
-      CHECK(read_bytes(plain) == w.text(r));  // the same path without .gz stays plain text
+      CHECK(sptest::read_file_bytes(plain) == w.text(r));  // the same path without .gz stays plain text
     }
   }
 }
 
 TEST_CASE("gzip: failures of the path or the disk are a write_result with the path and the reason") {
-  const gz_temp_dir dir;
+  const sptest::temp_dir dir;
   const scopeprof::report r = synthetic_report(2, 50);
   const auto expect_failure = [&](const std::string& base, int err) {
     for (const auto& w : gz_writers) {

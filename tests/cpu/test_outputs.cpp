@@ -2,6 +2,7 @@
 // throw. SCOPEPROF_REPORT / SCOPEPROF / malformed environment values are checked in child processes: this
 // test binary re-executes itself with SCOPEPROF_TEST_CHILD=<mode>, and a hook that runs during static
 // initialisation plays the child and exits before doctest starts.
+#include "temp_files.hpp"
 #include "csv_check.hpp"
 #include "gzip_check.hpp"
 #include "json_check.hpp"
@@ -79,28 +80,6 @@ const int child_hook = [] {
 
 // --------------------------------------------------------------------------------------------- parent side
 
-struct temp_dir {
-  std::filesystem::path path;
-  temp_dir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string pattern = std::string(base && *base ? base : "/tmp") + "/scopeprof_test_XXXXXX";
-    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
-    path = pattern;
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 void write_plain_file(const std::string& path) {
   std::ofstream out(path);
   out << "a regular file\n";
@@ -111,7 +90,7 @@ struct child_result {
   std::string out, err;
 };
 
-child_result run_child(const std::string& mode, const std::vector<std::string>& extra_env, const temp_dir& dir) {
+child_result run_child(const std::string& mode, const std::vector<std::string>& extra_env, const sptest::temp_dir& dir) {
   char exe[4096];
   const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
   REQUIRE(n > 0);
@@ -139,8 +118,8 @@ child_result run_child(const std::string& mode, const std::vector<std::string>& 
   REQUIRE(::waitpid(pid, &status, 0) == pid);
   child_result r;
   if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
-  r.out = read_file(out_path);
-  r.err = read_file(err_path);
+  r.out = sptest::read_file_bytes(out_path);
+  r.err = sptest::read_file_bytes(err_path);
   return r;
 }
 
@@ -165,7 +144,7 @@ scopeprof::report sample_report() {
 
 TEST_CASE("writers report a failed write as false with the path and the reason, and never throw") {
   const scopeprof::report r = sample_report();
-  const temp_dir dir;
+  const sptest::temp_dir dir;
   write_plain_file(dir / "afile");
   struct writer {
     const char* what;
@@ -224,18 +203,18 @@ TEST_CASE("writers report a failed write as false with the path and the reason, 
   }
   SUBCASE("a writable path succeeds and holds exactly the output") {
     CHECK(r.write_csv(dir / "ok.csv"));
-    CHECK(read_file(dir / "ok.csv") == r.csv());
+    CHECK(sptest::read_file_bytes(dir / "ok.csv") == r.csv());
     CHECK(r.write_json(dir / "ok.json"));
-    CHECK(read_file(dir / "ok.json") == r.json());
+    CHECK(sptest::read_file_bytes(dir / "ok.json") == r.json());
     const auto res = r.write_chrome_trace(dir / "ok.trace.json");
     CHECK(res);
     CHECK(res.message().empty());
-    CHECK(read_file(dir / "ok.trace.json") == r.chrome_trace());
+    CHECK(sptest::read_file_bytes(dir / "ok.trace.json") == r.chrome_trace());
   }
 }
 
 TEST_CASE("SCOPEPROF_REPORT writes the report when the program exits") {
-  const temp_dir dir;
+  const sptest::temp_dir dir;
   const auto check_flat_names = [](const sptest::json& doc) {
     std::size_t found = 0;
     for (const auto& f : doc.find("flat")->items) {
@@ -250,7 +229,7 @@ TEST_CASE("SCOPEPROF_REPORT writes the report when the program exits") {
     CHECK_MESSAGE(c.err.empty(), c.err);
     sptest::csv_rows rows;
     std::string err;
-    REQUIRE_MESSAGE(sptest::parse_csv(read_file(dir / "r.csv"), rows, err), err);
+    REQUIRE_MESSAGE(sptest::parse_csv(sptest::read_file_bytes(dir / "r.csv"), rows, err), err);
     std::size_t found = 0;
     for (const auto& row : rows) found += row[0] == "flat" && (row[4] == "child outer" || row[4] == "child inner");
     CHECK(found == 2);
@@ -261,7 +240,7 @@ TEST_CASE("SCOPEPROF_REPORT writes the report when the program exits") {
     CHECK_MESSAGE(c.err.empty(), c.err);
     sptest::json doc;
     std::string err;
-    REQUIRE_MESSAGE(sptest::parse_json(read_file(dir / "r.json"), doc, err), err);
+    REQUIRE_MESSAGE(sptest::parse_json(sptest::read_file_bytes(dir / "r.json"), doc, err), err);
     REQUIRE(doc.find("schema") != nullptr);
     CHECK(doc.find("counts")->find("recorded")->text == "2");
     check_flat_names(doc);
@@ -272,16 +251,16 @@ TEST_CASE("SCOPEPROF_REPORT writes the report when the program exits") {
     CHECK_MESSAGE(c.err.empty(), c.err);
     sptest::json doc;
     std::string err;
-    REQUIRE_MESSAGE(sptest::parse_json(read_file(dir / "r.trace.json"), doc, err), err);
+    REQUIRE_MESSAGE(sptest::parse_json(sptest::read_file_bytes(dir / "r.trace.json"), doc, err), err);
     REQUIRE(doc.find("traceEvents") != nullptr);
     CHECK(doc.find("otherData")->find("recorded")->text == "2");
+    CHECK(sptest::check_trace_format(sptest::read_file_bytes(dir / "r.trace.json")) == "");
     std::int64_t outer_ts = -1, outer_dur = -1, inner_ts = -1, inner_dur = -1;
     for (const auto& ev : doc.find("traceEvents")->items) {
       if (ev.find("ph")->text != "X") continue;
       const std::string& n = ev.find("name")->text;
-      std::int64_t ts = 0, dur = 0;
-      REQUIRE(sptest::parse_us3(ev.find("ts")->text, ts));
-      REQUIRE(sptest::parse_us3(ev.find("dur")->text, dur));
+      const std::int64_t ts = sptest::trace_ns(ev.find("ts")->number());
+      const std::int64_t dur = sptest::trace_ns(ev.find("ts")->number() + ev.find("dur")->number()) - ts;
       if (n == "child outer") outer_ts = ts, outer_dur = dur;
       if (n == "child inner") inner_ts = ts, inner_dur = dur;
     }
@@ -289,6 +268,37 @@ TEST_CASE("SCOPEPROF_REPORT writes the report when the program exits") {
     REQUIRE(inner_ts >= 0);
     CHECK(inner_ts >= outer_ts);
     CHECK(inner_ts + inner_dur <= outer_ts + outer_dur);
+  }
+  SUBCASE("to a speedscope file (*.speedscope.json, and .speedscope.json.gz with zlib)") {
+    std::vector<std::string> names = {"r.speedscope.json"};
+#if SCOPEPROF_WITH_ZLIB
+    names.push_back("r.speedscope.json.gz");
+#endif
+    for (const auto& name : names) {
+      CAPTURE(name);
+      const auto c = run_child("at_exit", {"SCOPEPROF_REPORT=" + (dir / name)}, dir);
+      CHECK(c.exit_code == 0);
+      CHECK_MESSAGE(c.err.empty(), c.err);
+#if SCOPEPROF_WITH_ZLIB
+      const sptest::gunzipped g = sptest::gunzip_file(dir / name);
+      REQUIRE_MESSAGE(g.ok, g.error);
+      CHECK(g.gzip == (name.back() == 'z'));
+      const std::string text = g.bytes;
+#else
+      const std::string text = sptest::read_file_bytes(dir / name);
+#endif
+      sptest::json doc;
+      std::string err;
+      REQUIRE_MESSAGE(sptest::parse_json(text, doc, err), err);
+      CHECK(doc.find("$schema")->text == "https://www.speedscope.app/file-format-schema.json");
+      std::vector<std::string> frames;
+      for (const auto& f : doc.find("shared")->find("frames")->items) frames.push_back(f.find("name")->text);
+      CHECK(frames == std::vector<std::string>{"child outer", "child inner"});
+      REQUIRE(doc.find("profiles")->items.size() == 1);
+      std::string events;
+      for (const auto& ev : doc.find("profiles")->items[0].find("events")->items) events += ev.find("type")->text;
+      CHECK(events == "OOCC");
+    }
   }
 #if SCOPEPROF_WITH_ZLIB
   SUBCASE("to gzip files: .trace.json.gz, .json.gz, .csv.gz and a text .txt.gz") {
@@ -328,7 +338,7 @@ TEST_CASE("SCOPEPROF_REPORT writes the report when the program exits") {
     CHECK_FALSE(std::filesystem::exists(target));
     sptest::json doc;
     std::string err;
-    REQUIRE_MESSAGE(sptest::parse_json(read_file(dir / "n.trace.json"), doc, err), err);
+    REQUIRE_MESSAGE(sptest::parse_json(sptest::read_file_bytes(dir / "n.trace.json"), doc, err), err);
     std::size_t found = 0;
     for (const auto& ev : doc.find("traceEvents")->items)
       if (ev.find("ph")->text == "X") found += ev.find("name")->text == "nozlib outer" || ev.find("name")->text == "nozlib inner";
@@ -337,14 +347,14 @@ TEST_CASE("SCOPEPROF_REPORT writes the report when the program exits") {
   SUBCASE("to a text file (any other extension), and an upper-case .CSV is still CSV") {
     auto c = run_child("at_exit", {"SCOPEPROF_REPORT=" + (dir / "r.txt")}, dir);
     CHECK(c.exit_code == 0);
-    const std::string text = read_file(dir / "r.txt");
+    const std::string text = sptest::read_file_bytes(dir / "r.txt");
     CHECK(contains(text, "scopeprof report: 2 scopes recorded"));
     CHECK(contains(text, "child outer"));
     c = run_child("at_exit", {"SCOPEPROF_REPORT=" + (dir / "R.CSV")}, dir);
     CHECK(c.exit_code == 0);
     sptest::csv_rows rows;
     std::string err;
-    CHECK_MESSAGE(sptest::parse_csv(read_file(dir / "R.CSV"), rows, err), err);
+    CHECK_MESSAGE(sptest::parse_csv(sptest::read_file_bytes(dir / "R.CSV"), rows, err), err);
   }
   SUBCASE("to stderr") {
     const auto c = run_child("at_exit", {"SCOPEPROF_REPORT=stderr"}, dir);
@@ -379,7 +389,7 @@ TEST_CASE("SCOPEPROF_REPORT writes the report when the program exits") {
 }
 
 TEST_CASE("SCOPEPROF=0 in the environment disables recording from the start") {
-  const temp_dir dir;
+  const sptest::temp_dir dir;
   for (const char* off : {"SCOPEPROF=0", "SCOPEPROF=off", "SCOPEPROF=FALSE"}) {
     CAPTURE(off);
     const auto c = run_child("disabled", {off}, dir);
@@ -390,7 +400,7 @@ TEST_CASE("SCOPEPROF=0 in the environment disables recording from the start") {
 }
 
 TEST_CASE("malformed environment values warn once each at start-up and the program runs on") {
-  const temp_dir dir;
+  const sptest::temp_dir dir;
   SUBCASE("SCOPEPROF_CLOCK and SCOPEPROF_MAX_RECORDS") {
     const auto c = run_child("env", {"SCOPEPROF_CLOCK=sundial", "SCOPEPROF_MAX_RECORDS=lots"}, dir);
     CHECK(c.exit_code == 0);

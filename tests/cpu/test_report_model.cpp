@@ -486,6 +486,23 @@ TEST_CASE("the tables' quantiles are within 1/129 of the exact ones; every other
   REQUIRE(r.tree().size() == 2);
   check_stats(r.tree()[0].host, step_totals);
   check_stats(r.tree()[1].host_self, work_totals);
+  // The histogram behind them: ascending non-empty buckets that hold every call, each value in its bucket.
+  const auto& bins = row(r, "work").host_histogram;
+  std::uint64_t binned = 0;
+  for (std::size_t i = 0; i < bins.size(); ++i) {
+    CHECK(bins[i].count > 0);
+    CHECK(bins[i].lower_ns <= bins[i].upper_ns);
+    CHECK(bins[i].upper_ns - bins[i].lower_ns <= bins[i].lower_ns / 64);
+    if (i) CHECK(bins[i - 1].upper_ns < bins[i].lower_ns);
+    binned += bins[i].count;
+  }
+  CHECK(binned == work_totals.size());
+  for (const auto v : {work_totals.front(), work_totals.back()}) {
+    const auto in = std::find_if(bins.begin(), bins.end(), [&](const auto& b) { return b.lower_ns <= v && v <= b.upper_ns; });
+    CHECK(in != bins.end());
+  }
+  CHECK(row(r, "work").device_histogram.empty());
+  CHECK(r.json().find("\"histogram\":[[") != std::string::npos);
   // Every output says which figures are approximate.
   CHECK(r.to_string().find("within 1%") != std::string::npos);
   CHECK(r.csv().find("meta,,,,quantiles,") != std::string::npos);

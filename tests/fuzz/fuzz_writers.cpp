@@ -1,6 +1,6 @@
 // Fuzz target for the report writers. The input bytes become a few scope names and a small program that
 // opens, closes and drops scopes on a few threads; the resulting snapshot goes through detail::build_report
-// and all four writers, whose outputs must parse strictly, agree with the report and be valid UTF-8.
+// and all five writers, whose outputs must parse strictly, agree with the report and be valid UTF-8.
 // Any failure prints the reason and aborts.
 //
 // Input layout:

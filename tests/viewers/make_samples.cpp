@@ -4,14 +4,15 @@
 //
 // host.*   a real run of host-only scopes: nested scopes on the main thread and a named worker thread, a
 //          tight loop of parent/child pairs, and names a viewer must show as they are (quotes, braces,
-//          non-ASCII).
+//          non-ASCII, markup).
 // gpu.*    a synthetic snapshot shaped like a CUPTI run on one device (no GPU needed): steps with device
 //          spans on two streams, kernels and copies attributed to the scopes that launched them, a
 //          kernel launched outside any scope; times far from zero, so that ts + dur in doubles rounds.
 // tie.*    parents and children that end in the same nanosecond at large timestamps (the case where a
 //          consumer that adds ts and dur in doubles may put the child's end after its parent's).
 //
-// Each sample is written as OUTDIR/<name>.trace.json (Chrome trace) and OUTDIR/<name>.json (JSON report).
+// Each sample is written as OUTDIR/<name>.trace.json (Chrome trace), OUTDIR/<name>.json (JSON report),
+// OUTDIR/<name>.speedscope.json (speedscope's format) and OUTDIR/<name>.html (HTML report).
 // A writer added to the library for a viewer adds its file here, next to these.
 #include <scopeprof.hpp>
 #if __has_include(<scopeprof/detail/raw_snapshot.hpp>)
@@ -46,9 +47,12 @@ scopeprof::report host_sample() {
     for (int i = 0; i < 20; ++i) {
       PROF_SCOPE("load \"batch\" {json}");
       spin(2000);
+      PROF_SCOPE("</script><script>alert(1)</script>");  // must show as text in an HTML page
+      spin(200);
     }
   });
   for (int step = 0; step < 5; ++step) {
+    PROF_STEP();
     PROF_SCOPE("step");
     {
       PROF_SCOPE("forward");
@@ -61,6 +65,7 @@ scopeprof::report host_sample() {
       PROF_SCOPE("compute");
     }
   }
+  PROF_STEP();  // completes the fifth step
   worker.join();
   return scopeprof::collect();
 }
@@ -117,6 +122,8 @@ raw_snapshot gpu_snapshot() {
                       "void stray_kernel()"};
   s.origin_ns = 1'733'000'000'123'456'789;  // a realistic steady-clock origin: ts values far from zero
   s.threads.emplace_back();
+  s.sources.device_valid = true;
+  s.sources.device = "synthetic CUDA event spans (viewer sample)";
   s.sources.cupti_valid = true;
   s.sources.cupti = "synthetic CUPTI records (viewer sample)";
   auto& recs = s.threads[0].records;
@@ -137,6 +144,26 @@ raw_snapshot gpu_snapshot() {
     s.activities.push_back(activity(activity_kind::memcpy, copy_rec, 2, 9, copy_d, copy_d + 3'000));
   }
   s.activities.push_back(activity(activity_kind::kernel, -1, 3, 7, t0 + 900'000, t0 + 901'000));
+  // Step markers just before each step scope, and one after the last: ProfilerStep#0 .. #7.
+  for (std::uint64_t i = 0; i <= 8; ++i)
+    s.steps.push_back({i, 0, t0 + static_cast<std::int64_t>(i) * 100'003 - 1, 0});
+  // The API calls that launched them (CUPTI's runtime records), on the main thread: one per activity,
+  // 2 us each, from 200 ns after the launching scope began (the stray kernel's outside any scope).
+  s.activity_names.push_back("cudaLaunchKernel");
+  s.activity_names.push_back("cudaMemcpyAsync");
+  std::int64_t previous_record = -2, next_call = 0;
+  for (std::size_t i = 0; i < s.activities.size(); ++i) {
+    raw_activity& a = s.activities[i];
+    const std::int64_t scope_begin = a.record >= 0 ? recs[static_cast<std::size_t>(a.record)].host_begin_ns : t0 + 899'000;
+    if (a.record != previous_record) next_call = scope_begin + 200;
+    previous_record = a.record;
+    a.correlation = static_cast<std::uint32_t>(100 + i);
+    a.launch_name = a.kind == activity_kind::memcpy ? 5 : 4;
+    a.launch_thread = 4242;
+    a.launch_begin_ns = next_call;
+    a.launch_end_ns = next_call + 2'000;
+    next_call += 2'100;
+  }
   return finish(std::move(s), "main");
 }
 
@@ -160,7 +187,9 @@ raw_snapshot tie_snapshot() {
 
 bool write_all(const scopeprof::report& rep, const std::string& dir, const std::string& name) {
   bool ok = true;
-  for (const auto& res : {rep.write_chrome_trace(dir + "/" + name + ".trace.json"), rep.write_json(dir + "/" + name + ".json")}) {
+  for (const auto& res : {rep.write_chrome_trace(dir + "/" + name + ".trace.json"), rep.write_json(dir + "/" + name + ".json"),
+                          rep.write_speedscope(dir + "/" + name + ".speedscope.json"),
+                          rep.write_html(dir + "/" + name + ".html")}) {
     if (!res) {
       std::fprintf(stderr, "scopeprof_viewer_samples: %s\n", res.message().c_str());
       ok = false;

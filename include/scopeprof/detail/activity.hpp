@@ -26,6 +26,31 @@ struct activity_entry {
   std::uint32_t name = 0;  // index into activity_log::names()
 };
 
+/// The runtime or driver API call that launched work (CUPTI_ACTIVITY_KIND_RUNTIME / DRIVER), keyed by its
+/// correlation id; times on the host timeline.
+struct launch_entry {
+  std::uint32_t name = 0;  // index into activity_log::names() ("cudaLaunchKernel", "cuLaunchKernel"...)
+  bool driver = false;
+  std::uint64_t thread = 0;  // OS thread id as CUPTI gives it
+  std::int64_t begin_ns = 0;
+  std::int64_t end_ns = 0;
+};
+
+/// The name the trace gives an API call as CUPTI names it ("cudaLaunchKernel_v7000" -> "cudaLaunchKernel"),
+/// or empty for calls that launch no kernel, copy or memset (only launch calls are kept).
+inline std::string launch_call_name(std::string_view cupti_name) {
+  static constexpr std::string_view prefixes[] = {"cudaLaunch", "cudaMemcpy", "cudaMemset", "cudaGraphLaunch",
+                                                  "cuLaunch",   "cuMemcpy",   "cuMemset",   "cuGraphLaunch"};
+  bool launch = false;
+  for (std::string_view p : prefixes) launch = launch || cupti_name.substr(0, p.size()) == p;
+  if (!launch) return {};
+  const std::size_t v = cupti_name.rfind("_v");
+  if (v != std::string_view::npos && v + 2 < cupti_name.size() &&
+      cupti_name.find_first_not_of("0123456789", v + 2) == std::string_view::npos)
+    cupti_name = cupti_name.substr(0, v);
+  return std::string(cupti_name);
+}
+
 enum class attribute_result { attributed, outside, ignore };
 
 struct attribution {
@@ -53,9 +78,11 @@ class activity_log {
   }
   void add(const activity_entry& e) { entries_.push_back(e); }
   void correlate(std::uint32_t correlation, std::uint64_t external) { external_of_[correlation] = external; }
+  void add_launch(std::uint32_t correlation, const launch_entry& l) { launches_[correlation] = l; }
 
   const std::vector<std::string>& names() const noexcept { return names_; }
   const std::vector<activity_entry>& entries() const noexcept { return entries_; }
+  std::size_t launch_count() const noexcept { return launches_.size(); }
 
   /// Did the probe tagged `external` come back: its external-correlation record, and a memset (received
   /// after record `from`) with the same correlation id?
@@ -91,6 +118,14 @@ class activity_log {
       r.graph = e.graph;
       r.begin_ns = e.begin_ns;
       r.end_ns = e.end_ns;
+      r.correlation = e.correlation;
+      if (const auto l = launches_.find(e.correlation); l != launches_.end()) {
+        r.launch_name = l->second.name;
+        r.launch_driver = l->second.driver;
+        r.launch_thread = l->second.thread;
+        r.launch_begin_ns = l->second.begin_ns;
+        r.launch_end_ns = l->second.end_ns;
+      }
       attribute_result where = attribute_result::outside;
       const auto it = external_of_.find(e.correlation);
       if (it != external_of_.end()) where = place(it->second, r.thread, r.record);
@@ -117,6 +152,10 @@ class activity_log {
       if (it != external_of_.end() && !finished(it->second)) kept.push_back(e);
     }
     entries_.swap(kept);
+    for (auto it = launches_.begin(); it != launches_.end();) {
+      const auto x = external_of_.find(it->first);
+      it = x == external_of_.end() || finished(x->second) ? launches_.erase(it) : std::next(it);
+    }
     for (auto it = external_of_.begin(); it != external_of_.end();)
       it = finished(it->second) ? external_of_.erase(it) : std::next(it);
   }
@@ -126,6 +165,7 @@ class activity_log {
   std::unordered_map<std::string, std::uint32_t> name_ids_;
   std::vector<activity_entry> entries_;
   std::unordered_map<std::uint32_t, std::uint64_t> external_of_;
+  std::unordered_map<std::uint32_t, launch_entry> launches_;
 };
 
 }  // namespace detail

@@ -40,6 +40,22 @@ struct raw_activity {
   std::uint32_t graph = 0;
   std::int64_t begin_ns = 0;
   std::int64_t end_ns = 0;
+  std::uint32_t correlation = 0;  // CUPTI correlation id of the launching API call
+  // The launching runtime/driver API call where CUPTI recorded it (as in device_activity).
+  std::uint32_t launch_name = device_activity::no_launch;  // index into raw_snapshot::activity_names
+  bool launch_driver = false;
+  std::uint64_t launch_thread = 0;  // OS thread id
+  std::int64_t launch_begin_ns = 0;
+  std::int64_t launch_end_ns = 0;
+};
+
+/// A next_step() call: its process-wide sequence number, the thread (position in raw_snapshot::threads),
+/// its time, and the scopes open on that thread then.
+struct raw_step {
+  std::uint64_t sequence = 0;
+  std::uint32_t thread = 0;
+  std::int64_t ns = 0;
+  std::uint32_t open_scopes = 0;
 };
 
 struct raw_thread {
@@ -56,6 +72,8 @@ struct raw_snapshot {
   std::string warnings;        // lines the report prints in its header
   std::vector<raw_activity> activities;  // CUPTI records (used only when sources.cupti_valid)
   std::vector<std::string> activity_names;
+  std::vector<raw_step> steps;   // every thread's step marks, in no particular order
+  std::uint64_t steps_lost = 0;  // next_step() calls not recorded (out of memory)
 };
 
 /// Build a report from a raw snapshot (collect() does this; tests may too, with <scopeprof.hpp> and this

@@ -104,6 +104,17 @@ enum device_record_state : std::uint32_t { dev_pending = 0, dev_resolved = 1, de
 using device_chunk = log_chunk<device_record>;
 constexpr std::uint32_t device_chunk_records = 1024;
 
+/// One next_step() call: its process-wide sequence number, the host counter then, and how many scopes
+/// were open on the calling thread (a step boundary inside a scope cuts that scope).
+struct step_mark {
+  std::uint64_t sequence;
+  std::uint64_t ticks;
+  std::uint32_t open_scopes;
+  std::uint32_t reserved;
+};
+using step_chunk = log_chunk<step_mark>;
+constexpr std::uint32_t step_chunk_marks = 256;
+
 /// Per-thread cache for runtime names: (call site, name) -> site_info. Grows only on a new name. Held by
 /// the thread's buffer (not a thread_local of its own: that would give every including TU a TLS
 /// initializer) and freed when the thread exits.
@@ -127,6 +138,7 @@ struct thread_buffer {
   // Owner-only.
   std::uint64_t full_epoch = ~0ull;  // allocation epoch in which a refill last failed
   chunked_log<device_record> device;  // CUDA event pairs of device-timed scopes
+  chunked_log<step_mark> steps;       // next_step() calls on this thread
   std::unique_ptr<dynamic_name_cache> dynamic_names;  // PROF_SCOPE_DYN lookups; freed at thread exit
 
   // collect() and reset() only (under the registry's collect_mu): where the last reset() left the counters.
@@ -167,6 +179,8 @@ struct registry {
   std::atomic<std::uint64_t> device_records_held{0};     // device records in memory, all threads
   std::atomic<std::uint64_t> device_records_skipped{0};  // device timings not taken: too many held
   std::atomic<std::uint64_t> unattached_drops{0};  // scopes on threads whose buffer could not be made
+  std::atomic<std::uint64_t> next_step{0};         // sequence number of the next next_step() call
+  std::atomic<std::uint64_t> steps_lost{0};        // next_step() calls not recorded (out of memory)
   std::uint64_t unattached_floor = 0;              // under mu: reset() point
 
   detail::clock_anchor clock_start{};

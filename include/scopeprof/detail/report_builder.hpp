@@ -9,6 +9,7 @@
 #include <scopeprof/detail/report/instances.hpp>
 #include <scopeprof/detail/report/kernel_summary.hpp>
 #include <scopeprof/detail/report/self_times.hpp>
+#include <scopeprof/detail/report/steps.hpp>
 #include <scopeprof/detail/report/tree_rows.hpp>
 #include <scopeprof/report.hpp>
 
@@ -56,6 +57,7 @@ class report_builder {
     if (any_device) compute_device_self(r.instances_);
     r.flat_ = build_flat_rows(r.sites_, r.instances_);
     r.tree_ = build_tree_rows(r.sites_, r.instances_);
+    r.steps_ = build_steps(raw.steps, raw.steps_lost, r.step_stats_);
     return r;
   }
 };

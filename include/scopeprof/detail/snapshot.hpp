@@ -47,6 +47,8 @@ struct thread_view {
   std::uint64_t device_floor = 0, device_count = 0;
   std::vector<record_chunk*> chunks;
   std::vector<device_chunk*> device_chunks;
+  std::uint64_t step_floor = 0, step_count = 0;
+  std::vector<step_chunk*> step_chunks;
 };
 
 struct registry_view {
@@ -87,6 +89,9 @@ inline registry_view view_registry(registry& r) {
     t.device_floor = b.device.floor;
     t.chunks = b.records.chunk_list();
     t.device_chunks = b.device.chunk_list();
+    t.step_count = b.steps.published.load(std::memory_order_acquire);
+    t.step_floor = b.steps.floor;
+    t.step_chunks = b.steps.chunk_list();
   }
   return v;
 }
@@ -116,6 +121,13 @@ inline raw_thread read_thread(const thread_view& t, const tick_converter& conv) 
   return out;
 }
 
+/// One thread's step marks since its floor (thread = its position in raw_snapshot::threads).
+inline void read_steps(const thread_view& t, std::uint32_t thread, const tick_converter& conv, std::vector<raw_step>& out) {
+  chunked_log<step_mark>::for_each(t.step_chunks, t.step_floor, t.step_count, [&](std::uint64_t, const step_mark& m) {
+    out.push_back({m.sequence, thread, conv.to_ns(m.ticks), m.open_scopes});
+  });
+}
+
 /// reset() for one thread: raise its floors to what it has published, free the chunks that hold only
 /// discarded records (all of them for a thread that exited; never the one its owner writes to). The
 /// backends discard their own logs (backend_hooks::reset). Under collect_mu.
@@ -124,6 +136,10 @@ inline void discard_thread(registry& r, thread_buffer& b, bool exited) {
   b.dropped_floor = c.dropped;
   b.entered_floor = c.recorded + c.dropped;  // scopes open now stay counted as entered
   b.records.discard_below(c.recorded, exited, [&](record_chunk* ch) { return_chunk(r, ch); });
+  // The newest step mark stays: it begins the step under way, which the next mark completes.
+  const std::uint64_t marks = b.steps.published.load(std::memory_order_acquire);
+  const std::uint64_t keep_from = exited || marks == 0 ? marks : marks - 1;
+  if (keep_from > b.steps.floor) b.steps.discard_below(keep_from, exited, [](step_chunk* ch) { step_chunk::destroy(ch); });
 }
 
 /// Threads that had exited when discard_thread() emptied them: out of the registry and freed, so thread

@@ -1,8 +1,17 @@
-// scopeprof: Chrome trace event format (JSON), for Perfetto (ui.perfetto.dev) and chrome://tracing.
-// Process 1 holds one track per host thread with complete ("X") events that nest exactly; process 2
-// holds one track per (device, stream) with the device spans, and flow arrows join each host scope to
-// its device span. Timestamps are microseconds from the library's start with three decimals, i.e. exact
-// nanoseconds, so nesting survives the conversion.
+// scopeprof: Chrome trace event format (JSON) in the PyTorch profiler's (Kineto's) conventions, for
+// Perfetto, chrome://tracing, speedscope and HolisticTraceAnalysis (docs/formats.md has every field).
+//
+// - host: pid = getpid(), tid = the OS thread id; each scope a "user_annotation" slice; the API calls
+//   that launched CUPTI's work "cuda_runtime" / "cuda_driver" slices on the same track;
+// - device d: pid = d; each device span (CUDA events) a "gpu_user_annotation" slice on a track per
+//   (stream, host thread); each kernel, copy and memset ("kernel", "gpu_memcpy", "gpu_memset") on
+//   tid = its CUPTI stream id, with args.stream, args.correlation, args.device and args["External id"];
+// - flows in the flow-v2 form (bind_id with flow_out / flow_in on the slices themselves), so each arrow
+//   binds to exactly the slices it joins whatever else starts at the same instant;
+// - ts and dur in 1/1024 microsecond (detail/trace_meta.hpp): exact doubles, so nesting survives any
+//   consumer's floating-point arithmetic;
+// - slices that are scopes carry no args (speedscope names a frame by name + args): the per-instance
+//   figures are in the top-level "scopeprofScopes" table, row k for the k-th user_annotation slice.
 //
 // Events are written straight into the sink's memory: integers with std::to_chars, times by integer
 // arithmetic, each name escaped once per serialization (tables built at the start), no string per event.
@@ -10,42 +19,70 @@
 
 #include <scopeprof/detail/sink.hpp>
 #include <scopeprof/detail/text.hpp>
+#include <scopeprof/detail/trace_launches.hpp>
+#include <scopeprof/detail/trace_meta.hpp>
+#include <scopeprof/detail/trace_steps.hpp>
 #include <scopeprof/report.hpp>
 #include <scopeprof/version.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
-/// Track ids of process 2 (CUDA events), by (device, stream handle).
-using trace_device_tracks = std::map<std::pair<std::int32_t, std::uint64_t>, std::size_t>;
-/// Track ids of process 3 (CUPTI), by (device, CUPTI stream id).
-using trace_cupti_tracks = std::map<std::pair<std::int32_t, std::uint32_t>, std::size_t>;
+/// Tracks of the device spans, by (device, stream handle, host thread, lane): tids from trace_span_tid_base
+/// up, apart from CUPTI's stream ids (the kernel tracks). Spans that overlap without nesting (a child's span
+/// running past its parent's) go to the next lane, so every track nests.
+using trace_span_key = std::tuple<std::int32_t, std::uint64_t, std::uint32_t, std::uint32_t>;
+using trace_span_tracks = std::map<trace_span_key, std::uint32_t>;
+constexpr std::uint32_t trace_span_tid_base = 1u << 30;
+/// Host tid of a thread without a usable OS id (unknown, or reused by an earlier thread of the report).
+constexpr std::uint32_t trace_synthetic_tid_base = 1u << 31;
+/// pid of device d (a device id CUPTI or CUDA could not give, below 0, shows as 2^31 - 1): viewers read
+/// pids and tids as 32-bit unsigned numbers.
+inline std::int64_t trace_device_pid(std::int64_t device) noexcept { return device >= 0 ? device : 0x7FFFFFFF; }
+/// Track of launch calls on a thread the report holds no scope of: CUPTI's thread id, kept below 2^30.
+inline std::uint64_t trace_foreign_tid(std::uint64_t os_tid) noexcept {
+  return os_tid < (std::uint64_t{1} << 30) ? os_tid : (std::uint64_t{3} << 30) + (os_tid & ((std::uint64_t{1} << 30) - 1));
+}
+/// Flow ids (bind_id): scope i -> trace_scope_flow + i, launch call k -> trace_launch_flow + k.
+constexpr std::uint64_t trace_scope_flow = std::uint64_t{1} << 32;
+constexpr std::uint64_t trace_launch_flow = std::uint64_t{2} << 32;
 
-/// What the event writers look up, built once per trace: every name as its JSON literal, the track of
-/// every thread (tracks are named by thread_desc::index, not by the position in threads()).
+/// What the event writers look up, built once per trace.
 struct trace_tables {
   std::int64_t origin_ns = 0;
   bool cupti_valid = false;
   std::string empty_name = "\"\"";
   std::string none;
-  std::vector<std::string> scope_names;    // by site id
-  std::vector<std::uint32_t> thread_tids;  // by position in threads()
-  std::vector<std::string> kernel_names;   // demangled, by activity name index
+  std::vector<std::string> scope_names;   // by site id, as JSON literals
+  std::vector<std::string> thread_track;  // by position in threads(): ",\"pid\":P,\"tid\":T"
+  std::vector<std::string> thread_label;
+  std::vector<std::uint64_t> thread_tid;
+  std::int64_t pid = 0;
+  std::vector<std::string> kernel_names;   // by activity name index (copies and memsets named as Kineto does)
   std::vector<std::string> mangled_names;  // the symbol where it differs from the demangled name, else empty
+  trace_span_tracks span_tracks;
+  std::vector<std::uint32_t> span_tid;  // by instance (device-timed ones)
+  /// Tracks of CUPTI's work by (device, stream id, lane): lane 0 is tid = the stream id, as Kineto has it;
+  /// work overlapping without nesting on one stream (a graph's parallel branches) goes to lanes 1, 2...
+  std::map<std::tuple<std::int32_t, std::uint32_t, std::uint32_t>, std::uint32_t> work_tracks;
+  std::vector<std::uint32_t> work_tid;  // by activity
+  trace_launch_plan plan;
 };
 
-/// Room one scope instance's events take besides its name twice (about 730 bytes at most), and one
-/// activity's besides its two names (about 430).
+/// Room one event takes besides its names (about 400 bytes at most).
 constexpr std::size_t trace_event_room = 1024;
 
 /// The literal's bytes at p (no terminating zero); returns the end.
@@ -59,27 +96,7 @@ inline char* trace_put(char* p, std::string_view s) noexcept {
   return p + s.size();
 }
 inline char* trace_put_uint(char* p, std::uint64_t v) noexcept { return std::to_chars(p, p + 20, v).ptr; }
-
-/// The track of an event on a device: consecutive events mostly share one, so the last one is kept.
-template <class Map>
-class trace_track_lookup {
- public:
-  explicit trace_track_lookup(const Map& tracks) : tracks_(tracks) {}
-  std::size_t operator()(const typename Map::key_type& key) {
-    if (!found_ || key != last_) {
-      tid_ = tracks_.at(key);
-      last_ = key;
-      found_ = true;
-    }
-    return tid_;
-  }
-
- private:
-  const Map& tracks_;
-  typename Map::key_type last_{};
-  std::size_t tid_ = 0;
-  bool found_ = false;
-};
+inline char* trace_put_int(char* p, std::int64_t v) noexcept { return std::to_chars(p, p + 21, v).ptr; }
 
 inline std::string trace_json_literal(std::string_view s) {
   std::string out;
@@ -87,15 +104,123 @@ inline std::string trace_json_literal(std::string_view s) {
   return out;
 }
 
-/// Scope names and thread tracks.
+/// The name a copy or memset slice gets, as Kineto names them (HTA finds memory work by "Memcpy" and
+/// "Memset"): "[CUDA memcpy HtoD]" -> "Memcpy HtoD", "[CUDA memset]" -> "Memset"; others unchanged.
+inline std::string trace_activity_name(std::string_view name) {
+  for (std::string_view kind : {std::string_view("memcpy"), std::string_view("memset")}) {
+    const std::string head = "[CUDA " + std::string(kind);
+    if (name.size() > head.size() && name.substr(0, head.size()) == head && name.back() == ']' &&
+        (name[head.size()] == ']' || name[head.size()] == ' ')) {
+      std::string out = kind == "memcpy" ? "Memcpy" : "Memset";
+      out += name.substr(head.size(), name.size() - head.size() - 1);
+      return out;
+    }
+  }
+  return std::string(name);
+}
+
+/// The track of every device span: by (device, stream, thread), then the first lane where it nests.
+/// Spans are taken by device begin (longest first); report order already is that within a key unless
+/// device times run against host order, and only then are they sorted.
+inline void assign_span_tracks(const report& rep, trace_tables& t) {
+  const auto& in = rep.instances();
+  using key_type = std::tuple<std::int32_t, std::uint64_t, std::uint32_t>;
+  const auto key = [&](std::uint32_t i) { return key_type(in[i].device_id, in[i].stream, in[i].thread); };
+  std::vector<std::uint32_t> timed;
+  std::map<key_type, std::pair<std::int64_t, std::int64_t>> last;  // per key: the last (begin, -end)
+  bool ordered = true;
+  for (std::uint32_t i = 0; i < in.size(); ++i) {
+    if (in[i].device != device_status::ok) continue;
+    timed.push_back(i);
+    const auto here = std::make_pair(in[i].device_begin_ns, -in[i].device_end_ns);
+    auto [it, fresh] = last.emplace(key(i), here);
+    if (!fresh) {
+      ordered = ordered && !(here < it->second);
+      it->second = here;
+    }
+  }
+  if (!ordered)
+    std::stable_sort(timed.begin(), timed.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return std::make_tuple(key(a), in[a].device_begin_ns, -in[a].device_end_ns) <
+             std::make_tuple(key(b), in[b].device_begin_ns, -in[b].device_end_ns);
+    });
+  std::map<key_type, std::vector<std::vector<std::int64_t>>> lanes;  // per key, per lane: ends of open spans
+  std::vector<std::uint32_t> lane_of(in.size(), 0);
+  std::vector<std::vector<std::int64_t>>* open_lanes = nullptr;
+  for (std::size_t k = 0; k < timed.size(); ++k) {
+    const std::uint32_t i = timed[k];
+    if (k == 0 || key(timed[k - 1]) != key(i)) open_lanes = &lanes[key(i)];
+    std::uint32_t lane = 0;
+    for (;; ++lane) {
+      if (lane == open_lanes->size()) open_lanes->emplace_back();
+      auto& open = (*open_lanes)[lane];
+      while (!open.empty() && open.back() <= in[i].device_begin_ns) open.pop_back();
+      if (open.empty() || in[i].device_end_ns <= open.back()) break;
+    }
+    (*open_lanes)[lane].push_back(in[i].device_end_ns);
+    lane_of[i] = lane;
+  }
+  for (const auto& [k, per_lane] : lanes)
+    for (std::uint32_t lane = 0; lane < per_lane.size(); ++lane) t.span_tracks.emplace(std::tuple_cat(k, std::make_tuple(lane)), 0);
+  std::uint32_t next = trace_span_tid_base;
+  for (auto& [k, tid] : t.span_tracks) tid = next++;
+  t.span_tid.assign(in.size(), 0);
+  trace_span_key previous{};
+  std::uint32_t previous_tid = 0;
+  for (const std::uint32_t i : timed) {
+    const trace_span_key k = std::tuple_cat(key(i), std::make_tuple(lane_of[i]));
+    if (previous_tid == 0 || k != previous) previous_tid = t.span_tracks.at(k);
+    previous = k;
+    t.span_tid[i] = previous_tid;
+  }
+}
+
+/// The track of every kernel, copy and memset (activities come by begin time).
+inline void assign_work_tracks(const report& rep, trace_tables& t) {
+  std::map<std::pair<std::int32_t, std::uint32_t>, std::vector<std::vector<std::int64_t>>> lanes;
+  std::vector<std::uint32_t> lane_of(rep.activities().size(), 0);
+  for (std::size_t i = 0; i < rep.activities().size(); ++i) {
+    const device_activity& a = rep.activities()[i];
+    auto& per_lane = lanes[{a.device, a.stream}];
+    std::uint32_t lane = 0;
+    for (;; ++lane) {
+      if (lane == per_lane.size()) per_lane.emplace_back();
+      auto& open = per_lane[lane];
+      while (!open.empty() && open.back() <= a.begin_ns) open.pop_back();
+      if (open.empty() || a.end_ns <= open.back()) break;
+    }
+    per_lane[lane].push_back(a.end_ns);
+    lane_of[i] = lane;
+    t.work_tracks.emplace(std::make_tuple(a.device, a.stream, lane), 0);
+  }
+  std::uint32_t next = trace_span_tid_base + (1u << 29);
+  for (auto& [key, tid] : t.work_tracks) tid = std::get<2>(key) == 0 ? std::get<1>(key) : next++;
+  t.work_tid.resize(rep.activities().size());
+  for (std::size_t i = 0; i < rep.activities().size(); ++i) {
+    const device_activity& a = rep.activities()[i];
+    t.work_tid[i] = lane_of[i] == 0 ? a.stream : t.work_tracks.at(std::make_tuple(a.device, a.stream, lane_of[i]));
+  }
+}
+
+/// Scope names, host tracks (real pid and OS tids), span tracks and the launch plan.
 inline trace_tables trace_tables_of(const report& rep) {
   trace_tables t;
   t.origin_ns = rep.origin_ns();
   t.cupti_valid = rep.sources().cupti_valid;
+  t.pid = trace_process_id();
   t.scope_names.reserve(rep.sites().size());
   for (const auto& site : rep.sites()) t.scope_names.push_back(trace_json_literal(site.name));
-  t.thread_tids.reserve(rep.threads().size());
-  for (const auto& th : rep.threads()) t.thread_tids.push_back(th.index + 1u);
+  std::set<std::uint64_t> used;
+  for (const auto& th : rep.threads()) {
+    const bool own = th.os_id != 0 && th.os_id < trace_span_tid_base && used.insert(th.os_id).second;
+    const std::uint64_t tid = own ? th.os_id : trace_synthetic_tid_base + t.thread_tid.size();
+    t.thread_tid.push_back(tid);
+    t.thread_track.push_back(",\"pid\":" + std::to_string(t.pid) + ",\"tid\":" + std::to_string(tid));
+    t.thread_label.push_back(th.name.empty() ? "thread " + std::to_string(th.index) : th.name);
+  }
+  assign_span_tracks(rep, t);
+  assign_work_tracks(rep, t);
+  t.plan = plan_trace_flows(rep);
   return t;
 }
 
@@ -106,215 +231,261 @@ inline void add_trace_kernel_names(trace_tables& t, const report& rep) {
   t.kernel_names.reserve(names.size());
   t.mangled_names.reserve(names.size());
   for (std::size_t i = 0; i < names.size(); ++i) {
-    t.kernel_names.push_back(trace_json_literal(demangled[i]));
+    t.kernel_names.push_back(trace_json_literal(trace_activity_name(demangled[i])));
     t.mangled_names.push_back(demangled[i] != names[i] ? trace_json_literal(names[i]) : std::string());
   }
 }
 
-/// The opening: generator, counts and evidence, then process 1 (host) and its thread tracks.
-inline void append_trace_head(std::string& out, const report& rep) {
-  out += "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"scopeprof " SCOPEPROF_VERSION_STRING "\"";
+/// Everything before the events, in Kineto's order (HTA reads the rank with the regex "rank":\s+(\d+)
+/// from the first line that has it, so distributedInfo comes first, written with a space after colons).
+inline void append_trace_top(std::string& out, const report& rep, const std::set<std::int32_t>& devices) {
+  const trace_rank rank = trace_rank_from_env();
+  out += "{\"schemaVersion\":1,\"distributedInfo\": {\"rank\": " + std::to_string(rank.rank) +
+         ", \"world_size\": " + std::to_string(rank.world_size) + "},\"deviceProperties\":[";
+  for (auto it = devices.begin(); it != devices.end(); ++it)
+    out += (it == devices.begin() ? "{\"id\":" : ",{\"id\":") + std::to_string(*it) + "}";
+  out += "]";
+  std::int64_t base = 0;
+  if (trace_base_unix_ns(rep.origin_ns(), base)) out += ",\"baseTimeNanoseconds\":" + std::to_string(base);
+  out += ",\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"scopeprof " SCOPEPROF_VERSION_STRING "\"";
   out += ",\"entered\":" + std::to_string(rep.counts().entered) + ",\"recorded\":" + std::to_string(rep.counts().recorded) +
          ",\"dropped\":" + std::to_string(rep.counts().dropped) + ",\"in_flight\":" + std::to_string(rep.counts().in_flight) +
-         ",\"host_source\":";
+         ",\"rank_source\":";
+  append_json_string(out, rank.source);
+  out += ",\"time_unit\":\"us, multiples of 1/1024 (ns = floor(value * 1000))\",\"host_source\":";
   append_json_string(out, rep.sources().host);
   out += ",\"device_source\":";
   append_json_string(out, rep.sources().device);
   out += ",\"cupti_source\":";
   append_json_string(out, rep.sources().cupti);
   out += "},\"traceEvents\":[\n";
-  out += "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"host\"}}";
-  for (const auto& t : rep.threads()) {
-    std::string label = t.name.empty() ? "thread " + std::to_string(t.index) : t.name;
-    if (t.os_id) label += " (tid " + std::to_string(t.os_id) + ")";
-    out += ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":" + std::to_string(t.index + 1) + ",\"args\":{\"name\":";
-    append_json_string(out, label);
-    out += "}}";
-    out += ",\n{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":1,\"tid\":" + std::to_string(t.index + 1) +
-           ",\"args\":{\"sort_index\":" + std::to_string(t.index) + "}}";
-  }
 }
 
-/// Process 2: one track per (device, stream) with a device span, numbered in key order; their names.
-inline trace_device_tracks append_trace_device_tracks(std::string& out, const report& rep) {
-  trace_device_tracks tracks;
-  for (const auto& s : rep.instances())
-    if (s.device == device_status::ok) tracks.emplace(std::make_pair(s.device_id, s.stream), 0);
-  if (tracks.empty()) return tracks;
-  out += ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":2,\"tid\":0,\"args\":{\"name\":\"device (CUDA events)\"}}";
-  std::size_t k = 0;
-  for (auto& [key, tid] : tracks) {
-    tid = ++k;
+inline void append_trace_meta(std::string& out, const char* what, std::int64_t pid, std::int64_t tid, const char* key,
+                              std::string_view value, bool is_string) {
+  out += out.back() == '\n' ? "{\"ph\":\"M\",\"name\":\"" : ",\n{\"ph\":\"M\",\"name\":\"";
+  out += what;
+  out += "\",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid) + ",\"args\":{\"" + key + "\":";
+  if (is_string) append_json_string(out, value);
+  else out += value;
+  out += "}}";
+}
+
+/// The opening and every process and thread name: host, each device (span and stream tracks), and the
+/// threads of launch calls the report holds no scope of.
+inline void append_trace_head(std::string& out, const report& rep, const trace_tables& t) {
+  std::set<std::int32_t> devices;
+  for (const auto& [key, tid] : t.span_tracks) devices.insert(std::get<0>(key));
+  for (const auto& a : rep.activities()) devices.insert(a.device);
+  append_trace_top(out, rep, devices);
+  append_trace_meta(out, "process_name", t.pid, 0, "name", "host", true);
+  append_trace_meta(out, "process_sort_index", t.pid, 0, "sort_index", "-1", false);
+  for (std::size_t i = 0; i < rep.threads().size(); ++i) {
+    const auto tid = static_cast<std::int64_t>(t.thread_tid[i]);
+    append_trace_meta(out, "thread_name", t.pid, tid, "name", t.thread_label[i], true);
+    append_trace_meta(out, "thread_sort_index", t.pid, tid, "sort_index", std::to_string(i), false);
+  }
+  std::set<std::uint64_t> foreign;  // launch threads the report holds no scope of
+  for (const auto& l : t.plan.launches)
+    if (l.thread < 0 && foreign.insert(l.os_tid).second)
+      append_trace_meta(out, "thread_name", t.pid, static_cast<std::int64_t>(trace_foreign_tid(l.os_tid)), "name",
+                        "CUDA API thread " + std::to_string(l.os_tid), true);
+  for (const std::int32_t d : devices) {
+    append_trace_meta(out, "process_name", trace_device_pid(d), 0, "name", "GPU " + std::to_string(d), true);
+    append_trace_meta(out, "process_sort_index", trace_device_pid(d), 0, "sort_index", std::to_string(d), false);
+  }
+  for (const auto& [key, tid] : t.span_tracks) {
     char stream_hex[32];
-    std::snprintf(stream_hex, sizeof stream_hex, "0x%llx", static_cast<unsigned long long>(key.second));
-    std::string label = "GPU " + std::to_string(key.first) + " stream " + (key.second ? stream_hex : "default");
-    out += ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":2,\"tid\":" + std::to_string(tid) + ",\"args\":{\"name\":";
-    append_json_string(out, label);
-    out += "}}";
+    std::snprintf(stream_hex, sizeof stream_hex, "0x%llx", static_cast<unsigned long long>(std::get<1>(key)));
+    const std::uint32_t th = std::get<2>(key), lane = std::get<3>(key);
+    append_trace_meta(out, "thread_name", trace_device_pid(std::get<0>(key)), tid, "name",
+                      std::string("stream ") + (std::get<1>(key) ? stream_hex : "default") + " (CUDA events, " +
+                          (th < t.thread_label.size() ? t.thread_label[th] : "thread " + std::to_string(th)) + ")" +
+                          (lane ? " lane " + std::to_string(lane) : std::string()),
+                      true);
   }
-  return tracks;
+  for (const auto& [key, tid] : t.work_tracks)
+    append_trace_meta(out, "thread_name", trace_device_pid(std::get<0>(key)), tid, "name",
+                      "stream " + std::to_string(std::get<1>(key)) +
+                          (std::get<2>(key) ? " lane " + std::to_string(std::get<2>(key)) : std::string()),
+                      true);
 }
 
-/// A scope's device span and the flow arrow from its host begin to its device begin.
-inline char* write_trace_device_span(char* p, const trace_tables& t, const scope_instance& s, std::string_view name,
-                                     std::uint32_t tid, std::size_t dtid, std::uint64_t id) noexcept {
-  const std::int64_t device_ts = s.device_begin_ns - t.origin_ns;
-  p = trace_put(p, ",\n{\"ph\":\"X\",\"cat\":\"device\",\"name\":");
+/// `,\n{"ph":"X","cat":"<cat>","name":<name><track>,"ts":T,"dur":D`
+inline char* write_trace_slice(char* p, std::string_view cat, std::string_view name, std::string_view track,
+                               std::int64_t begin_ns, std::int64_t end_ns) noexcept {
+  p = trace_put(p, ",\n{\"ph\":\"X\",\"cat\":\"");
+  p = trace_put(p, cat);
+  p = trace_put(p, "\",\"name\":");
   p = trace_put(p, name);
-  p = trace_put(p, ",\"pid\":2,\"tid\":");
-  p = trace_put_uint(p, dtid);
+  p = trace_put(p, track);
   p = trace_put(p, ",\"ts\":");
-  p = write_ns_as_us(p, device_ts);
+  p = write_trace_time(p, begin_ns);
   p = trace_put(p, ",\"dur\":");
-  p = write_ns_as_us(p, s.device_span_ns());
-  p = trace_put(p, ",\"args\":{\"device_self_us\":");
-  p = write_ns_as_us(p, s.device_self_ns);
-  p = trace_put(p, "}},\n{\"ph\":\"s\",\"cat\":\"launch\",\"name\":\"launch\",\"id\":");
-  p = trace_put_uint(p, id);
-  p = trace_put(p, ",\"pid\":1,\"tid\":");
-  p = trace_put_uint(p, tid);
-  p = trace_put(p, ",\"ts\":");
-  p = write_ns_as_us(p, s.host_begin_ns - t.origin_ns);
-  p = trace_put(p, "},\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"launch\",\"name\":\"launch\",\"id\":");
-  p = trace_put_uint(p, id);
-  p = trace_put(p, ",\"pid\":2,\"tid\":");
-  p = trace_put_uint(p, dtid);
-  p = trace_put(p, ",\"ts\":");
-  p = write_ns_as_us(p, device_ts);
-  return trace_put(p, "}");
+  return write_trace_dur(p, begin_ns, end_ns);
 }
 
-/// One scope instance: its host event and, with a device span, the device event and a flow arrow from
-/// the host begin to the device begin.
-inline void append_trace_scope(output_sink& sink, const trace_tables& t, const scope_instance& s,
-                               trace_track_lookup<trace_device_tracks>& device_track, std::uint64_t& flow_id) {
+/// `,"pid":P,"tid":T` of a device track.
+inline char* write_device_track(char* p, std::int64_t device, std::uint64_t tid) noexcept {
+  p = trace_put(p, ",\"pid\":");
+  p = trace_put_int(p, trace_device_pid(device));
+  p = trace_put(p, ",\"tid\":");
+  return trace_put_uint(p, tid);
+}
+
+inline char* write_trace_flow(char* p, std::uint64_t id, bool out) noexcept {
+  p = trace_put(p, ",\"bind_id\":");
+  p = trace_put_uint(p, id);
+  return trace_put(p, out ? ",\"flow_out\":true" : ",\"flow_in\":true");
+}
+
+/// One scope instance: its host slice and, with a device span, the span's slice (no args on either).
+inline void append_trace_scope(output_sink& sink, const trace_tables& t, const scope_instance& s, std::size_t index) {
   const std::string& name = s.site < t.scope_names.size() ? t.scope_names[s.site] : t.empty_name;
-  const std::uint32_t tid = s.thread < t.thread_tids.size() ? t.thread_tids[s.thread] : s.thread + 1u;
-  char* p = sink.reserve(trace_event_room + 2 * name.size());
-  p = trace_put(p, ",\n{\"ph\":\"X\",\"cat\":\"scope\",\"name\":");
-  p = trace_put(p, name);
-  p = trace_put(p, ",\"pid\":1,\"tid\":");
-  p = trace_put_uint(p, tid);
-  p = trace_put(p, ",\"ts\":");
-  p = write_ns_as_us(p, s.host_begin_ns - t.origin_ns);
-  p = trace_put(p, ",\"dur\":");
-  p = write_ns_as_us(p, s.host_total_ns());
-  p = trace_put(p, ",\"args\":{\"host_self_us\":");
-  p = write_ns_as_us(p, s.host_self_ns);
+  const std::string& track = s.thread < t.thread_track.size() ? t.thread_track[s.thread] : t.none;
+  char* p = sink.reserve(trace_event_room + 2 * name.size() + track.size());
+  p = write_trace_slice(p, "user_annotation", name, track, s.host_begin_ns - t.origin_ns, s.host_end_ns - t.origin_ns);
+  if (t.plan.scope_flow_out[index]) p = write_trace_flow(p, trace_scope_flow + index, true);
+  p = trace_put(p, "}");
   if (s.device == device_status::ok) {
-    p = trace_put(p, ",\"device_span_us\":");
-    p = write_ns_as_us(p, s.device_span_ns());
+    p = trace_put(p, ",\n{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":");
+    p = trace_put(p, name);
+    p = write_device_track(p, s.device_id, t.span_tid[index]);
+    p = trace_put(p, ",\"ts\":");
+    p = write_trace_time(p, s.device_begin_ns - t.origin_ns);
+    p = trace_put(p, ",\"dur\":");
+    p = write_trace_dur(p, s.device_begin_ns - t.origin_ns, s.device_end_ns - t.origin_ns);
+    if (s.device_begin_ns >= s.host_begin_ns) p = write_trace_flow(p, trace_scope_flow + index, false);
+    p = trace_put(p, "}");
   }
-  if (t.cupti_valid) {
-    p = trace_put(p, ",\"device_busy_us\":");
-    p = write_ns_as_us(p, s.device_busy_ns);
-    p = trace_put(p, ",\"kernels\":");
-    p = trace_put_uint(p, s.kernels);
-  } else if (s.device == device_status::captured) {
-    p = trace_put(p, ",\"device_span\":\"n/a (captured)\"");
-  } else if (s.device == device_status::invalid) {
-    p = trace_put(p, ",\"device_span\":\"n/a (CUDA error)\"");
-  }
-  if (s.orphan) p = trace_put(p, ",\"orphan\":true");
-  p = trace_put(p, "}}");
-  if (s.device == device_status::ok)
-    p = write_trace_device_span(p, t, s, name, tid, device_track(std::make_pair(s.device_id, s.stream)), ++flow_id);
   sink.commit(p);
 }
 
-/// Process 3 (CUPTI): one track per (device, CUPTI stream id), numbered in key order; their names.
-inline trace_cupti_tracks append_trace_cupti_tracks(std::string& out, const report& rep) {
-  trace_cupti_tracks tracks;
-  for (const auto& a : rep.activities()) tracks.emplace(std::make_pair(a.device, a.stream), 0);
-  if (tracks.empty()) return tracks;
-  out += ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":3,\"tid\":0,\"args\":{\"name\":\"device (CUPTI)\"}}";
-  std::size_t k = 0;
-  for (auto& [key, tid] : tracks) {
-    tid = ++k;
-    out += ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":3,\"tid\":" + std::to_string(tid) + ",\"args\":{\"name\":";
-    append_json_string(out, "GPU " + std::to_string(key.first) + " stream " + std::to_string(key.second));
-    out += "}}";
-  }
-  return tracks;
+/// `,"args":{"External id":E,` (E: 1-based number of the launching scope's slice), or `,"args":{`.
+inline char* write_external_id(char* p, std::int64_t instance) noexcept {
+  p = trace_put(p, ",\"args\":{");
+  if (instance < 0) return p;
+  p = trace_put(p, "\"External id\":");
+  p = trace_put_uint(p, static_cast<std::uint64_t>(instance) + 1u);
+  return trace_put(p, ",");
 }
 
-/// The flow arrow from a launching scope (at its host begin) to its kernel, copy or memset.
-inline char* write_trace_launch(char* p, const trace_tables& t, const scope_instance& s, const device_activity& a,
-                                std::size_t dtid, std::uint64_t id) noexcept {
-  p = trace_put(p, ",\n{\"ph\":\"s\",\"cat\":\"cupti\",\"name\":\"launch\",\"id\":");
-  p = trace_put_uint(p, id);
-  p = trace_put(p, ",\"pid\":1,\"tid\":");
-  p = trace_put_uint(p, s.thread < t.thread_tids.size() ? t.thread_tids[s.thread] : s.thread + 1u);
-  p = trace_put(p, ",\"ts\":");
-  p = write_ns_as_us(p, s.host_begin_ns - t.origin_ns);
-  p = trace_put(p, "},\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"cupti\",\"name\":\"launch\",\"id\":");
-  p = trace_put_uint(p, id);
-  p = trace_put(p, ",\"pid\":3,\"tid\":");
-  p = trace_put_uint(p, dtid);
-  p = trace_put(p, ",\"ts\":");
-  p = write_ns_as_us(p, a.begin_ns - t.origin_ns);
-  return trace_put(p, "}");
+/// One launch call: a cuda_runtime (or cuda_driver) slice on its thread's host track.
+inline void append_trace_launch(output_sink& sink, const report& rep, const trace_tables& t, std::size_t k) {
+  const trace_launch& l = t.plan.launches[k];
+  const device_activity& a = rep.activities()[l.activity];
+  const std::string& name = a.launch_name < t.kernel_names.size() ? t.kernel_names[a.launch_name] : t.empty_name;
+  std::string foreign;
+  if (l.thread < 0) foreign = ",\"pid\":" + std::to_string(t.pid) + ",\"tid\":" + std::to_string(trace_foreign_tid(l.os_tid));
+  const std::string& track = l.thread >= 0 ? t.thread_track[static_cast<std::size_t>(l.thread)] : foreign;
+  char* p = sink.reserve(trace_event_room + name.size() + track.size());
+  p = write_trace_slice(p, a.launch_driver ? "cuda_driver" : "cuda_runtime", name, track, l.begin_ns - t.origin_ns,
+                        l.end_ns - t.origin_ns);
+  if (l.flow_out) p = write_trace_flow(p, trace_launch_flow + k, true);
+  p = write_external_id(p, l.instance);
+  p = trace_put(p, "\"correlation\":");
+  p = trace_put_uint(p, a.correlation);
+  p = trace_put(p, "}}");
+  sink.commit(p);
 }
 
-/// One kernel, copy or memset, and a flow arrow from its launching scope (at the scope's host begin).
-inline void append_trace_activity(output_sink& sink, const report& rep, const trace_tables& t, const device_activity& a,
-                                  trace_track_lookup<trace_cupti_tracks>& cupti_track, std::uint64_t& flow_id) {
+/// One kernel, copy or memset on its device's CUPTI stream track, with the args HTA reads.
+inline void append_trace_activity(output_sink& sink, const trace_tables& t, const device_activity& a, std::size_t i) {
+  // (tid: the stream id, or a lane track of that stream where work overlaps; args.stream is the stream)
   const bool named = a.name < t.kernel_names.size();
   const std::string& name = named ? t.kernel_names[a.name] : t.empty_name;
   const std::string& mangled = named ? t.mangled_names[a.name] : t.none;
-  const std::size_t dtid = cupti_track(std::make_pair(a.device, a.stream));
   char* p = sink.reserve(trace_event_room + name.size() + mangled.size());
   p = trace_put(p, ",\n{\"ph\":\"X\",\"cat\":\"");
-  p = trace_put(p, a.kind == activity_kind::kernel ? "kernel" : a.kind == activity_kind::memcpy ? "memcpy" : "memset");
+  p = trace_put(p, a.kind == activity_kind::kernel ? "kernel" : a.kind == activity_kind::memcpy ? "gpu_memcpy" : "gpu_memset");
   p = trace_put(p, "\",\"name\":");
   p = trace_put(p, name);
-  p = trace_put(p, ",\"pid\":3,\"tid\":");
-  p = trace_put_uint(p, dtid);
+  p = write_device_track(p, a.device, t.work_tid[i]);
   p = trace_put(p, ",\"ts\":");
-  p = write_ns_as_us(p, a.begin_ns - t.origin_ns);
+  p = write_trace_time(p, a.begin_ns - t.origin_ns);
   p = trace_put(p, ",\"dur\":");
-  p = write_ns_as_us(p, a.duration_ns());
-  if (a.graph || !mangled.empty()) {
-    p = trace_put(p, ",\"args\":{");
-    if (!mangled.empty()) {
-      p = trace_put(p, "\"mangled\":");
-      p = trace_put(p, mangled);
-    }
-    if (a.graph) {
-      p = trace_put(p, mangled.empty() ? "\"graph\":" : ",\"graph\":");
-      p = trace_put_uint(p, a.graph);
-    }
-    p = trace_put(p, "}");
+  p = write_trace_dur(p, a.begin_ns - t.origin_ns, a.end_ns - t.origin_ns);
+  const trace_flow_in in = t.plan.flow_in[i];
+  if (in == trace_flow_in::from_launch)
+    p = write_trace_flow(p, trace_launch_flow + static_cast<std::uint64_t>(t.plan.launch_of[i]), false);
+  else if (in == trace_flow_in::from_scope)
+    p = write_trace_flow(p, trace_scope_flow + static_cast<std::uint64_t>(a.instance), false);
+  p = write_external_id(p, a.instance);
+  p = trace_put(p, "\"device\":");
+  p = trace_put_int(p, a.device);
+  p = trace_put(p, ",\"stream\":");
+  p = trace_put_uint(p, a.stream);
+  p = trace_put(p, ",\"correlation\":");
+  p = trace_put_uint(p, a.correlation);
+  if (a.graph) {
+    p = trace_put(p, ",\"graph id\":");
+    p = trace_put_uint(p, a.graph);
   }
-  p = trace_put(p, "}");
-  if (a.instance >= 0 && static_cast<std::size_t>(a.instance) < rep.instances().size())
-    p = write_trace_launch(p, t, rep.instances()[static_cast<std::size_t>(a.instance)], a, dtid, ++flow_id);
+  if (!mangled.empty()) {
+    p = trace_put(p, ",\"mangled\":");
+    p = trace_put(p, mangled);
+  }
+  p = trace_put(p, "}}");
+  sink.commit(p);
+}
+
+/// One row of the scopeprofScopes table (the figures of the k-th user_annotation slice).
+inline void append_trace_scope_row(output_sink& sink, const trace_tables& t, const scope_instance& s, bool first) {
+  char* p = sink.reserve(trace_event_room);
+  p = trace_put(p, first ? "\n[" : ",\n[");
+  p = write_ns_as_us(p, s.host_self_ns);
+  if (s.device == device_status::ok) {
+    p = trace_put(p, ",");
+    p = write_ns_as_us(p, s.device_span_ns());
+    p = trace_put(p, ",");
+    p = write_ns_as_us(p, s.device_self_ns);
+  } else {
+    p = trace_put(p, ",null,null");
+  }
+  if (t.cupti_valid) {
+    p = trace_put(p, ",");
+    p = write_ns_as_us(p, s.device_busy_ns);
+    p = trace_put(p, ",");
+    p = trace_put_uint(p, s.kernels);
+  } else {
+    p = trace_put(p, ",null,null");
+  }
+  p = trace_put(p, s.device == device_status::ok         ? ",\"ok\""
+                   : s.device == device_status::captured ? ",\"n/a (captured)\""
+                   : s.device == device_status::invalid  ? ",\"n/a (CUDA error)\""
+                                                         : ",\"n/a\"");
+  p = trace_put(p, s.orphan ? ",true]" : ",false]");
   sink.commit(p);
 }
 
 /// The chrome trace of `rep`, streamed into `sink`.
 inline void serialize_chrome_trace(const report& rep, output_sink& sink) {
   trace_tables t = trace_tables_of(rep);
-  std::string text;
-  append_trace_head(text, rep);
-  const trace_device_tracks device_tracks = append_trace_device_tracks(text, rep);
-  sink.append(text);
-  trace_track_lookup<trace_device_tracks> device_track(device_tracks);
-  std::uint64_t flow_id = 0;
-  for (const auto& s : rep.instances()) {
-    sink.row_done();
-    append_trace_scope(sink, t, s, device_track, flow_id);
-  }
-  text.clear();
-  const trace_cupti_tracks cupti_tracks = append_trace_cupti_tracks(text, rep);
-  sink.append(text);
   if (!rep.activities().empty()) add_trace_kernel_names(t, rep);
-  trace_track_lookup<trace_cupti_tracks> cupti_track(cupti_tracks);
-  for (const auto& a : rep.activities()) {
+  std::string text;
+  append_trace_head(text, rep, t);
+  sink.append(text);
+  for (std::size_t i = 0; i < rep.instances().size(); ++i) {
     sink.row_done();
-    append_trace_activity(sink, rep, t, a, cupti_track, flow_id);
+    append_trace_scope(sink, t, rep.instances()[i], i);
   }
-  sink.append("\n]}\n");
+  for (std::size_t k = 0; k < t.plan.launches.size(); ++k) {
+    sink.row_done();
+    append_trace_launch(sink, rep, t, k);
+  }
+  for (std::size_t i = 0; i < rep.activities().size(); ++i) {
+    sink.row_done();
+    append_trace_activity(sink, t, rep.activities()[i], i);
+  }
+  append_trace_steps(sink, rep, t.pid, t.origin_ns);  // after the scopes: see detail/trace_steps.hpp
+  sink.append(
+      "\n],\"scopeprofScopes\":{\"fields\":[\"host_self_us\",\"device_span_us\",\"device_self_us\",\"device_busy_us\","
+      "\"kernels\",\"device\",\"orphan\"],\"rows\":[");
+  for (std::size_t i = 0; i < rep.instances().size(); ++i) {
+    sink.row_done();
+    append_trace_scope_row(sink, t, rep.instances()[i], i == 0);
+  }
+  sink.append("\n]}}\n");
   sink.flush();
 }
 

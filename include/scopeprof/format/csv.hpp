@@ -78,6 +78,20 @@ inline void append_csv_meta_rows(std::string& out, const report& rep) {
   append_csv_meta_row(out, "device_source", rep.sources().device);
   append_csv_meta_row(out, "cupti_source", rep.sources().cupti);
   append_csv_meta_row(out, "torch_source", rep.sources().torch);
+  const step_summary& steps = rep.step_stats();
+  if (steps.marks || steps.lost) {
+    append_csv_meta_row(out, "steps_complete", std::to_string(steps.complete));
+    append_csv_meta_row(out, "steps_lost", std::to_string(steps.lost));
+    append_csv_meta_row(out, "steps_cut", std::to_string(steps.cut));
+    if (steps.complete) {
+      append_csv_meta_row(out, "step_host_avg_us", csv_us(steps.host.mean));
+      append_csv_meta_row(out, "step_host_med_us", csv_us(steps.host.median));
+      append_csv_meta_row(out, "step_host_p90_us", csv_us(steps.host.p90));
+      append_csv_meta_row(out, "step_host_p99_us", csv_us(steps.host.p99));
+      append_csv_meta_row(out, "step_host_min_us", csv_us(steps.host.min));
+      append_csv_meta_row(out, "step_host_max_us", csv_us(steps.host.max));
+    }
+  }
   append_csv_meta_row(out, "quantiles",
                       "*_med_us, *_p90_us and *_p99_us are within 1/129 relative (log-bucket histogram); every other "
                       "figure is exact");

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
@@ -36,6 +37,17 @@ inline void append_json_stats(std::string& out, const duration_stats& s) {
   append_json_number(out, s.p99);
   out += ",\"min\":" + std::to_string(s.min) + ",\"max\":" + std::to_string(s.max) + ",\"stddev\":";
   append_json_number(out, s.stddev);
+}
+
+/// `,"histogram":[[lower, upper, count], ...]`: the non-empty buckets, bounds inclusive, in ns.
+inline void append_json_histogram(std::string& out, const std::vector<histogram_bin>& bins) {
+  out += ",\"histogram\":[";
+  for (std::size_t i = 0; i < bins.size(); ++i) {
+    if (i) out += ',';
+    out += '[' + std::to_string(bins[i].lower_ns) + ',' + std::to_string(bins[i].upper_ns) + ',' +
+           std::to_string(bins[i].count) + ']';
+  }
+  out += ']';
 }
 
 /// `"self_stats":{count, sum, avg, median, p90, p99, min, max, stddev}` of a row's self times.
@@ -92,6 +104,7 @@ inline void append_json_flat_row(std::string& out, const flat_row& f, bool cupti
   out += ",\"calls\":" + std::to_string(f.calls) + ",\"host\":{\"total\":" + std::to_string(f.host_total_ns) +
          ",\"self\":" + std::to_string(f.host_self_ns) + ",";
   append_json_stats(out, f.host);
+  append_json_histogram(out, f.host_histogram);
   append_json_self_stats(out, f.host_self);
   out += ",\"time_pct\":";
   append_json_number(out, f.host_time_pct);
@@ -100,6 +113,7 @@ inline void append_json_flat_row(std::string& out, const flat_row& f, bool cupti
     out += "{\"calls\":" + std::to_string(f.device_calls) + ",\"total\":" + std::to_string(f.device_total_ns) +
            ",\"self\":" + std::to_string(f.device_self_ns) + ",";
     append_json_stats(out, f.device);
+    append_json_histogram(out, f.device_histogram);
     append_json_self_stats(out, f.device_self);
     out += ",\"captured\":" + std::to_string(f.device_captured) + ",\"invalid\":" + std::to_string(f.device_invalid) + "}";
   } else {
@@ -149,6 +163,20 @@ inline void append_json_kernel_row(std::string& out, const kernel_summary_row& k
   out += '}';
 }
 
+/// `"steps": {"complete", "marks", "lost", "cut", "first", "last", "host": {count, sum, stats, histogram}}`.
+inline void append_json_steps(std::string& out, const report& rep) {
+  const step_summary& s = rep.step_stats();
+  out += ",\"steps\":{\"complete\":" + std::to_string(s.complete) + ",\"marks\":" + std::to_string(s.marks) +
+         ",\"lost\":" + std::to_string(s.lost) + ",\"cut\":" + std::to_string(s.cut) + ",\"first\":";
+  out += rep.steps().empty() ? std::string("null") : std::to_string(rep.steps().front().index);
+  out += ",\"last\":";
+  out += rep.steps().empty() ? std::string("null") : std::to_string(rep.steps().back().index);
+  out += ",\"host\":{\"count\":" + std::to_string(s.host.count) + ",\"sum\":" + std::to_string(s.host.sum) + ',';
+  append_json_stats(out, s.host);
+  append_json_histogram(out, s.host_histogram);
+  out += "}}";
+}
+
 /// The json report of `rep`, streamed into `sink`.
 inline void serialize_json(const report& rep, output_sink& sink) {
   std::string& out = sink.text();
@@ -177,7 +205,9 @@ inline void serialize_json(const report& rep, output_sink& sink) {
     if (i) out += ',';
     append_json_kernel_row(out, rep.kernel_summary()[i]);
   }
-  out += "]}\n";
+  out += ']';
+  append_json_steps(out, rep);
+  out += "}\n";
   sink.flush();
 }
 

@@ -144,6 +144,29 @@ inline void print_kernel_table(const report& rep, std::ostream& out) {
   kern.print(out);
 }
 
+/// The steps (next_step()): how many, host time per step, and what made any of them unreliable.
+inline void print_step_table(const report& rep, std::ostream& out) {
+  const step_summary& s = rep.step_stats();
+  if (s.marks == 0 && s.lost == 0) return;
+  out << "\nSteps (PROF_STEP / next_step(): host time from one step marker to the next): " << s.complete << " complete";
+  if (s.complete) {
+    const duration_stats& h = s.host;
+    out << ", ProfilerStep#" << rep.steps().front().index << " .. #" << rep.steps().back().index << "\n";
+    text_table t{{"Steps", "Total", "Avg", "p50~", "p90~", "p99~", "Min", "Max", "StdDev"},
+                 {false, false, false, false, false, false, false, false, false},
+                 {{std::to_string(h.count), format_duration_ns(static_cast<double>(h.sum)), format_duration_ns(h.mean),
+                   format_duration_ns(h.median), format_duration_ns(h.p90), format_duration_ns(h.p99),
+                   format_duration_ns(static_cast<double>(h.min)), format_duration_ns(static_cast<double>(h.max)),
+                   format_duration_ns(h.stddev)}}};
+    t.print(out);
+  } else {
+    out << " (a step is complete when the next one begins)\n";
+  }
+  if (s.cut)
+    out << "Note: " << s.cut << " steps began or ended inside open scopes (call PROF_STEP() outside any scope).\n";
+  if (s.lost) out << "Note: " << s.lost << " step markers were not recorded (out of memory); the steps across them are left out.\n";
+}
+
 /// The footnotes: how to read the totals, and the orphans.
 inline void print_report_notes(const report& rep, std::ostream& out, bool cupti) {
   out << "\nNote: totals are inclusive. Do not add up the totals of nested rows: a parent's total already\n"
@@ -165,12 +188,14 @@ inline void print_tables(const report& rep, std::ostream& out) {
   print_report_header(rep, out);
   if (rep.instances().empty()) {
     out << "(no finished scopes)\n";
+    print_step_table(rep, out);
     return;
   }
   const bool cupti = rep.sources().cupti_valid;
   print_tree_table(rep, out, cupti);
   print_flat_table(rep, out, cupti);
   if (cupti) print_kernel_table(rep, out);
+  print_step_table(rep, out);
   print_report_notes(rep, out, cupti);
 }
 

@@ -100,6 +100,7 @@ inline void fill_snapshot(const registry& r, const registry_view& view, const ti
   raw.sites.reserve(view.sites.size());
   for (const site_info* s : view.sites) raw.sites.push_back({s->name, s->file, s->function, s->line});
   for (const thread_view& tv : view.threads) {
+    read_steps(tv, static_cast<std::uint32_t>(raw.threads.size()), conv, raw.steps);
     raw.threads.push_back(read_thread(tv, conv));
     const scope_counts& c = raw.threads.back().desc.counts;
     raw.counts.entered += c.entered;
@@ -117,6 +118,7 @@ inline void fill_snapshot(const registry& r, const registry_view& view, const ti
     raw.warnings += "  warning: " + std::to_string(view.unattached) +
                     " scopes ran on threads without a record buffer (out of memory, or in thread exit) and were dropped\n";
   }
+  raw.steps_lost = r.steps_lost.load(std::memory_order_relaxed);
   if (raw.counts.dropped)
     raw.warnings += "  warning: " + std::to_string(raw.counts.dropped) +
                     " finished scopes were dropped because the record buffer was full (cap " +
@@ -189,6 +191,26 @@ SCOPEPROF_API clock_kind host_clock() noexcept {
 }
 
 /// @brief Name the calling thread's track in traces and reports: `scopeprof::set_thread_name("loader");`
+SCOPEPROF_API void next_step() noexcept {
+#if SCOPEPROF_ENABLED
+  if (detail::g_state.load(std::memory_order_acquire) == detail::state_uninitialised) detail::initialise();
+  if (detail::g_state.load(std::memory_order_relaxed) != detail::state_on) return;
+  detail::registry& r = detail::the_registry();
+  detail::thread_buffer* b = detail::t_buffer;
+  if (b == nullptr) b = detail::attach_thread();
+  const std::uint64_t sequence = r.next_step.fetch_add(1, std::memory_order_relaxed);
+  if (b != nullptr && !b->steps.has_room()) {
+    detail::step_chunk* c = detail::step_chunk::make(detail::step_chunk_marks);
+    if (c != nullptr) b->steps.adopt(c);
+  }
+  if (b == nullptr || !b->steps.has_room()) {
+    r.steps_lost.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  b->steps.push({sequence, detail::read_ticks(), b->depth.load(std::memory_order_relaxed), 0});
+#endif
+}
+
 SCOPEPROF_API void set_thread_name(std::string_view name) noexcept {
 #if SCOPEPROF_ENABLED
   detail::initialise();
@@ -294,7 +316,9 @@ inline write_result write_exit_report(const report& rep, const std::string& targ
 #endif
   if (ends_with(plain, ".csv")) return rep.write_csv(path);
   if (ends_with(plain, ".trace.json")) return rep.write_chrome_trace(path);
+  if (ends_with(plain, ".speedscope.json")) return rep.write_speedscope(path);
   if (ends_with(plain, ".json")) return rep.write_json(path);
+  if (ends_with(plain, ".html")) return rep.write_html(path);
   return write_to_path(path, "text report", [&rep](output_sink& sink) { sink.text() += rep.to_string(); });
 }
 

@@ -7,7 +7,9 @@
 #include <scopeprof/detail/sink.hpp>
 #include <scopeprof/format/chrome_trace.hpp>
 #include <scopeprof/format/csv.hpp>
+#include <scopeprof/format/html.hpp>
 #include <scopeprof/format/json.hpp>
+#include <scopeprof/format/speedscope.hpp>
 #include <scopeprof/format/table.hpp>
 #include <scopeprof/report.hpp>
 
@@ -54,6 +56,27 @@ SCOPEPROF_API std::string report::chrome_trace() const {
 SCOPEPROF_API write_result report::write_chrome_trace(const std::string& path) const {
   return detail::write_to_path(path, "Chrome trace",
                                [this](detail::output_sink& sink) { detail::serialize_chrome_trace(*this, sink); });
+}
+
+SCOPEPROF_API std::string report::speedscope() const {
+  detail::string_sink sink;
+  detail::serialize_speedscope(*this, sink);
+  return sink.take();
+}
+
+SCOPEPROF_API write_result report::write_speedscope(const std::string& path) const {
+  return detail::write_to_path(path, "speedscope profile",
+                               [this](detail::output_sink& sink) { detail::serialize_speedscope(*this, sink); });
+}
+
+SCOPEPROF_API std::string report::html() const {
+  detail::string_sink sink;
+  detail::serialize_html(*this, sink);
+  return sink.take();
+}
+
+SCOPEPROF_API write_result report::write_html(const std::string& path) const {
+  return detail::write_to_path(path, "HTML report", [this](detail::output_sink& sink) { detail::serialize_html(*this, sink); });
 }
 
 SCOPEPROF_NAMESPACE_END

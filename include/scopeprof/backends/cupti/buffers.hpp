@@ -55,6 +55,27 @@ inline std::uint32_t memcpy_name(activity_log& log, std::uint8_t copy_kind) {
   }
 }
 
+/// The interned name of API call `cbid` if it launches work, else -1 (cached per call id). Without
+/// cuptiGetCallbackName every call is kept under a numbered name; attribution keeps only those that
+/// launched a recorded kernel, copy or memset.
+inline std::int64_t api_launch_name(cupti_collector& c, bool driver, std::uint32_t cbid) {
+  const std::uint64_t key = (std::uint64_t{driver} << 32) | cbid;
+  const auto it = c.api_names.find(key);
+  if (it != c.api_names.end()) return it->second;
+  std::int64_t id = -1;
+  const char* raw = nullptr;
+  if (c.api.callback_name != nullptr &&
+      c.api.callback_name(driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &raw) == CUPTI_SUCCESS &&
+      raw != nullptr) {
+    const std::string name = launch_call_name(raw);
+    if (!name.empty()) id = c.log.intern(name);
+  } else {
+    id = c.log.intern(std::string(driver ? "CUDA driver call " : "CUDA runtime call ") + std::to_string(cbid));
+  }
+  c.api_names.emplace(key, id);
+  return id;
+}
+
 inline void CUPTIAPI cupti_buffer_completed(CUcontext context, std::uint32_t stream, std::uint8_t* buffer, std::size_t,
                                             std::size_t valid) {
   cupti_collector& c = the_cupti();
@@ -95,7 +116,17 @@ inline void CUPTIAPI cupti_buffer_completed(CUcontext context, std::uint32_t str
           if (x->externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2) c.log.correlate(x->correlationId, x->externalId);
           break;
         }
-        default: break;  // runtime/driver API records (correlation fallback) carry nothing we report
+        case CUPTI_ACTIVITY_KIND_RUNTIME:
+        case CUPTI_ACTIVITY_KIND_DRIVER: {
+          const auto* api = reinterpret_cast<const CUpti_ActivityAPI*>(rec);
+          const bool driver = rec->kind == CUPTI_ACTIVITY_KIND_DRIVER;
+          const std::int64_t name = api_launch_name(c, driver, api->cbid);
+          if (name >= 0 && api->correlationId != 0 && api->end >= api->start && api->start != 0)
+            c.log.add_launch(api->correlationId, {static_cast<std::uint32_t>(name), driver, api->threadId, host(api->start),
+                                                  host(api->end)});
+          break;
+        }
+        default: break;
       }
     }
   } catch (...) {

@@ -51,7 +51,7 @@ inline std::string cupti_evidence_locked(const cupti_collector& c, bool& valid, 
   std::string s = std::to_string(kernels) + " kernels and " + std::to_string(copies) + " copies/memsets from " +
                   c.library_path + ", attributed by external correlation (CUSTOM2)";
   if (unattributed) s += "; " + std::to_string(unattributed) + " launched outside any recorded scope";
-  if (c.api_records) s += "; runtime/driver API records on (correlation fallback)";
+  if (c.api_records) s += "; launch calls from runtime/driver API records";
   if (c.state == cupti_state::released) s += "; collection stopped, CUPTI released";
   return s;
 }

@@ -87,6 +87,7 @@ struct cupti_api {
   decltype(&cuptiActivityPopExternalCorrelationId) pop = nullptr;
   decltype(&cuptiGetResultString) result_string = nullptr;
   decltype(&cuptiGetTimestamp) timestamp = nullptr;
+  decltype(&cuptiGetCallbackName) callback_name = nullptr;  // optional: names the launching API calls
 };
 
 enum class cupti_state : std::uint8_t {
@@ -113,10 +114,12 @@ struct cupti_collector {
   CUpti_SubscriberHandle subscriber = nullptr;
   bool callbacks_registered = false;
   std::vector<CUpti_ActivityKind> kinds;  // enabled by us
-  bool api_records = false;               // runtime/driver kinds enabled as a correlation fallback
+  bool api_records = false;               // runtime/driver API records enabled (the launch calls)
   bool warned = false;
 
   activity_log log;  // records received (buffer-completed callback)
+  // Per (domain << 32 | cbid): the interned name of a launch call, or -1 for calls that launch nothing.
+  std::unordered_map<std::uint64_t, std::int64_t> api_names;
   std::atomic<std::int64_t> clock_offset_ns{0};  // steady_clock ns - CUPTI timestamp ns
   std::atomic<std::uint64_t> dropped{0};          // records CUPTI dropped (buffers full)
   std::uint64_t dropped_floor = 0;

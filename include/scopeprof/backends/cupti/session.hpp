@@ -85,6 +85,7 @@ inline void cupti_load(cupti_collector& c) {
   sym(a.pop, "cuptiActivityPopExternalCorrelationId", true);
   sym(a.result_string, "cuptiGetResultString", true);
   sym(a.timestamp, "cuptiGetTimestamp", true);
+  sym(a.callback_name, "cuptiGetCallbackName", false);
   if (!missing.empty()) {
     c.load_error = c.library_path + " lacks " + missing;
     return;
@@ -309,23 +310,21 @@ inline bool cupti_enable_locked(cupti_collector& c) {
       cupti_set_state_locked(c, cupti_state::unavailable, why);
       return false;
     }
+  // The API calls that launched each kernel, copy and memset (the trace's cuda_runtime and cuda_driver
+  // events, joined to the work by correlation id). Optional: without them the trace draws launches from
+  // the scope. Some CUPTI versions also need them before they deliver external correlation.
+  std::string why_api;
+  c.api_records = cupti_enable_kind_locked(c, CUPTI_ACTIVITY_KIND_RUNTIME, why_api);
+  if (c.api_records) cupti_enable_kind_locked(c, CUPTI_ACTIVITY_KIND_DRIVER, why_api);
   return true;
 }
 
-/// Active, `lock` (on c.mu) released: check the path end to end once. If CUPTI delivers the memset but no
-/// external correlation for it, it may want API records to correlate: switch those on and look again.
+/// Active, `lock` (on c.mu) released: check the path end to end once (API records are on from the start,
+/// which some CUPTI versions need before they deliver external correlation).
 /// On failure CUPTI is given back and the state says why (`lock` is then held again).
 inline bool cupti_check_start(cupti_collector& c, std::unique_lock<std::mutex>& lock) {
   std::string why;
   probe_result p = cupti_probe(c, why);
-  if (p == probe_result::no_correlation) {
-    lock.lock();
-    std::string why2;
-    c.api_records = cupti_enable_kind_locked(c, CUPTI_ACTIVITY_KIND_RUNTIME, why2) &&
-                    cupti_enable_kind_locked(c, CUPTI_ACTIVITY_KIND_DRIVER, why2);
-    lock.unlock();
-    p = cupti_probe(c, why);
-  }
   if (p == probe_result::no_records || p == probe_result::no_correlation) {
     cupti_release(c);
     lock.lock();

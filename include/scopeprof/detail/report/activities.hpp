@@ -48,6 +48,14 @@ inline std::vector<device_activity> attribute_activities(const std::vector<raw_a
     d.graph = a.graph;
     d.begin_ns = a.begin_ns;
     d.end_ns = a.end_ns;
+    d.correlation = a.correlation;
+    if (a.launch_name < names && a.launch_end_ns >= a.launch_begin_ns) {
+      d.launch_name = a.launch_name;
+      d.launch_driver = a.launch_driver;
+      d.launch_thread = a.launch_thread;
+      d.launch_begin_ns = a.launch_begin_ns;
+      d.launch_end_ns = a.launch_end_ns;
+    }
     d.instance = launching_instance(a, instance_of);
     if (d.instance >= 0) {
       scope_instance& s = in[static_cast<std::size_t>(d.instance)];

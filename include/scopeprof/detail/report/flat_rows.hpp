@@ -89,6 +89,8 @@ inline void add_to_flat_row(flat_row& row, const scope_instance& s, bool outermo
 inline void finish_flat_rows(std::vector<flat_row>& rows, const std::vector<row_distributions>& dist, std::int64_t all_self) {
   for (std::size_t g = 0; g < rows.size(); ++g) {
     dist[g].store(rows[g]);
+    rows[g].host_histogram = histogram_of(dist[g].host);
+    rows[g].device_histogram = histogram_of(dist[g].device);
     rows[g].host_time_pct = all_self > 0 ? 100.0 * static_cast<double>(rows[g].host_self_ns) / all_self : 0.0;
   }
   rows.erase(std::remove_if(rows.begin(), rows.end(), [](const flat_row& f) { return f.calls == 0; }), rows.end());

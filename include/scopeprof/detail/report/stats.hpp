@@ -1,9 +1,11 @@
-// scopeprof: report builder helper: a streaming distribution as the report's duration_stats.
+// scopeprof: report builder helper: a streaming distribution as the report's duration_stats and histogram.
 #pragma once
 
 #include <scopeprof/config.hpp>
 #include <scopeprof/detail/distribution.hpp>
 #include <scopeprof/report_types.hpp>
+
+#include <vector>
 
 SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
@@ -30,6 +32,15 @@ inline duration_stats stats_of(const distribution& d) noexcept {
   s.p90 = q(0.9);
   s.p99 = q(0.99);
   return s;
+}
+
+/// The non-empty buckets of `d`'s histogram, ascending.
+inline std::vector<histogram_bin> histogram_of(const distribution& d) {
+  std::vector<histogram_bin> bins;
+  d.histogram.for_each_bucket([&](std::int64_t lower, std::int64_t upper, std::uint64_t count) {
+    bins.push_back({lower, upper, count});
+  });
+  return bins;
 }
 
 }  // namespace detail
