@@ -3699,6 +3699,10 @@ struct cupti_collector {
   std::atomic<std::int64_t> clock_offset_ns{0};  // steady_clock ns - CUPTI timestamp ns
   std::atomic<std::uint64_t> dropped{0};          // records CUPTI dropped (buffers full)
   std::uint64_t dropped_floor = 0;
+  // Records a forced flush handed over before their work ended (CUPTI gives them zero timestamps): left
+  // out, and counted for the evidence line. Under mu.
+  std::uint64_t incomplete = 0;
+  std::uint64_t incomplete_floor = 0;
   std::atomic<std::uint64_t> buffers_completed{0};
 
   std::mutex pool_mu;
@@ -3817,6 +3821,12 @@ inline void CUPTIAPI cupti_buffer_completed(CUcontext context, std::uint32_t str
   c.buffers_completed.fetch_add(1, std::memory_order_relaxed);
   const std::int64_t offset = c.clock_offset_ns.load(std::memory_order_relaxed);
   const auto host = [offset](std::uint64_t t) { return static_cast<std::int64_t>(t) + offset; };
+  // A forced flush (collect() while work still runs) hands over unfinished records with zero timestamps.
+  const auto finished = [&c](std::uint64_t start, std::uint64_t end) {
+    if (start != 0 && end != 0 && end >= start) return true;
+    ++c.incomplete;
+    return false;
+  };
   try {
     std::lock_guard<std::mutex> lock(c.mu);
     CUpti_Activity* rec = nullptr;
@@ -3826,6 +3836,7 @@ inline void CUPTIAPI cupti_buffer_completed(CUcontext context, std::uint32_t str
         case CUPTI_ACTIVITY_KIND_KERNEL:
         case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
           const auto* k = reinterpret_cast<const CUpti_ActivityKernel5*>(rec);
+          if (!finished(k->start, k->end)) break;
           e = {activity_kind::kernel, k->correlationId, static_cast<std::int32_t>(k->deviceId), k->streamId, k->graphId,
                host(k->start), host(k->end), c.log.intern(k->name != nullptr ? k->name : "(unnamed kernel)")};
           c.log.add(e);
@@ -3833,6 +3844,7 @@ inline void CUPTIAPI cupti_buffer_completed(CUcontext context, std::uint32_t str
         }
         case CUPTI_ACTIVITY_KIND_MEMCPY: {
           const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy4*>(rec);
+          if (!finished(m->start, m->end)) break;
           e = {activity_kind::memcpy, m->correlationId, static_cast<std::int32_t>(m->deviceId), m->streamId, m->graphId,
                host(m->start), host(m->end), memcpy_name(c.log, m->copyKind)};
           c.log.add(e);
@@ -3840,6 +3852,7 @@ inline void CUPTIAPI cupti_buffer_completed(CUcontext context, std::uint32_t str
         }
         case CUPTI_ACTIVITY_KIND_MEMSET: {
           const auto* m = reinterpret_cast<const CUpti_ActivityMemset3*>(rec);
+          if (!finished(m->start, m->end)) break;
           e = {activity_kind::memset, m->correlationId, static_cast<std::int32_t>(m->deviceId), m->streamId, m->graphId,
                host(m->start), host(m->end), c.log.intern("[CUDA memset]")};
           c.log.add(e);
@@ -4289,6 +4302,9 @@ inline std::string cupti_evidence_locked(const cupti_collector& c, bool& valid, 
   std::string s = std::to_string(kernels) + " kernels and " + std::to_string(copies) + " copies/memsets from " +
                   c.library_path + ", attributed by external correlation (CUSTOM2)";
   if (unattributed) s += "; " + std::to_string(unattributed) + " launched outside any recorded scope";
+  if (c.incomplete != c.incomplete_floor)
+    s += "; " + std::to_string(c.incomplete - c.incomplete_floor) +
+         " still running at collect() left out (CUPTI gave them no times; collect() again after the GPU is done)";
   if (c.api_records) s += "; launch calls from runtime/driver API records";
   if (c.state == cupti_state::released) s += "; collection stopped, CUPTI released";
   return s;
@@ -4381,6 +4397,7 @@ inline void cupti_reset(const std::vector<reset_thread>&) noexcept {
       return finished[slot - 1].count(external & cupti_seq_mask) != 0;
     });
     c.dropped_floor = c.dropped.load(std::memory_order_relaxed);
+    c.incomplete_floor = c.incomplete;
     if (c.state == cupti_state::invalid) {  // a fresh start may be tried again with set_cupti(true)
       c.state = cupti_state::released;
       c.warned = false;

@@ -83,6 +83,12 @@ inline void CUPTIAPI cupti_buffer_completed(CUcontext context, std::uint32_t str
   c.buffers_completed.fetch_add(1, std::memory_order_relaxed);
   const std::int64_t offset = c.clock_offset_ns.load(std::memory_order_relaxed);
   const auto host = [offset](std::uint64_t t) { return static_cast<std::int64_t>(t) + offset; };
+  // A forced flush (collect() while work still runs) hands over unfinished records with zero timestamps.
+  const auto finished = [&c](std::uint64_t start, std::uint64_t end) {
+    if (start != 0 && end != 0 && end >= start) return true;
+    ++c.incomplete;
+    return false;
+  };
   try {
     std::lock_guard<std::mutex> lock(c.mu);
     CUpti_Activity* rec = nullptr;
@@ -92,6 +98,7 @@ inline void CUPTIAPI cupti_buffer_completed(CUcontext context, std::uint32_t str
         case CUPTI_ACTIVITY_KIND_KERNEL:
         case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
           const auto* k = reinterpret_cast<const CUpti_ActivityKernel5*>(rec);
+          if (!finished(k->start, k->end)) break;
           e = {activity_kind::kernel, k->correlationId, static_cast<std::int32_t>(k->deviceId), k->streamId, k->graphId,
                host(k->start), host(k->end), c.log.intern(k->name != nullptr ? k->name : "(unnamed kernel)")};
           c.log.add(e);
@@ -99,6 +106,7 @@ inline void CUPTIAPI cupti_buffer_completed(CUcontext context, std::uint32_t str
         }
         case CUPTI_ACTIVITY_KIND_MEMCPY: {
           const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy4*>(rec);
+          if (!finished(m->start, m->end)) break;
           e = {activity_kind::memcpy, m->correlationId, static_cast<std::int32_t>(m->deviceId), m->streamId, m->graphId,
                host(m->start), host(m->end), memcpy_name(c.log, m->copyKind)};
           c.log.add(e);
@@ -106,6 +114,7 @@ inline void CUPTIAPI cupti_buffer_completed(CUcontext context, std::uint32_t str
         }
         case CUPTI_ACTIVITY_KIND_MEMSET: {
           const auto* m = reinterpret_cast<const CUpti_ActivityMemset3*>(rec);
+          if (!finished(m->start, m->end)) break;
           e = {activity_kind::memset, m->correlationId, static_cast<std::int32_t>(m->deviceId), m->streamId, m->graphId,
                host(m->start), host(m->end), c.log.intern("[CUDA memset]")};
           c.log.add(e);

@@ -51,6 +51,9 @@ inline std::string cupti_evidence_locked(const cupti_collector& c, bool& valid, 
   std::string s = std::to_string(kernels) + " kernels and " + std::to_string(copies) + " copies/memsets from " +
                   c.library_path + ", attributed by external correlation (CUSTOM2)";
   if (unattributed) s += "; " + std::to_string(unattributed) + " launched outside any recorded scope";
+  if (c.incomplete != c.incomplete_floor)
+    s += "; " + std::to_string(c.incomplete - c.incomplete_floor) +
+         " still running at collect() left out (CUPTI gave them no times; collect() again after the GPU is done)";
   if (c.api_records) s += "; launch calls from runtime/driver API records";
   if (c.state == cupti_state::released) s += "; collection stopped, CUPTI released";
   return s;
@@ -143,6 +146,7 @@ inline void cupti_reset(const std::vector<reset_thread>&) noexcept {
       return finished[slot - 1].count(external & cupti_seq_mask) != 0;
     });
     c.dropped_floor = c.dropped.load(std::memory_order_relaxed);
+    c.incomplete_floor = c.incomplete;
     if (c.state == cupti_state::invalid) {  // a fresh start may be tried again with set_cupti(true)
       c.state = cupti_state::released;
       c.warned = false;

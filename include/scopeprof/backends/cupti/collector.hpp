@@ -123,6 +123,10 @@ struct cupti_collector {
   std::atomic<std::int64_t> clock_offset_ns{0};  // steady_clock ns - CUPTI timestamp ns
   std::atomic<std::uint64_t> dropped{0};          // records CUPTI dropped (buffers full)
   std::uint64_t dropped_floor = 0;
+  // Records a forced flush handed over before their work ended (CUPTI gives them zero timestamps): left
+  // out, and counted for the evidence line. Under mu.
+  std::uint64_t incomplete = 0;
+  std::uint64_t incomplete_floor = 0;
   std::atomic<std::uint64_t> buffers_completed{0};
 
   std::mutex pool_mu;
