@@ -1782,6 +1782,7 @@ SCOPEPROF_NAMESPACE_END
 //   SCOPEPROF_DEVICE_WAIT_MS=N    longest collect() waits for a stream's newest event (default 5000)
 //   SCOPEPROF_CUPTI=0|1           CUPTI collector (SCOPEPROF_WITH_CUPTI builds; default 0: CUPTI untouched)
 //   SCOPEPROF_CUPTI_LIBRARY=PATH  the libcupti to load (default: one already loaded, else libcupti.so.13)
+//   SCOPEPROF_CUPTI_API=0|1       CUPTI records of the launching API calls, for the trace (default 1)
 
 
 #include <cstddef>
@@ -3898,6 +3899,87 @@ SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/backends/cupti/buffers.hpp ----
 #if SCOPEPROF_WITH_CUDA
 #endif
+// ---- begin scopeprof/detail/env.hpp ----
+// scopeprof: reading the environment. A malformed value gives one warning (the value quoted with control
+// characters escaped, so it cannot forge lines) and the default.
+
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+inline std::string env_string(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+inline std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return s;
+}
+
+/// Warnings quote the value with control characters escaped, so a value cannot forge lines.
+inline std::string quoted(const std::string& value) { return "'" + display_name(value) + "'"; }
+
+/// Parse a 0/1 style switch; a malformed value gives one warning and the default.
+inline bool parse_switch(const char* name, const std::string& value, bool fallback) {
+  const std::string v = lower(value);
+  if (v.empty()) return fallback;
+  if (v == "0" || v == "off" || v == "false" || v == "no") return false;
+  if (v == "1" || v == "on" || v == "true" || v == "yes") return true;
+  warn(std::string(name) + "=" + quoted(value) + " is not one of 0, 1, on, off, true, false; using " + (fallback ? "1" : "0"));
+  return fallback;
+}
+
+/// Parse a positive integer (optional k/m/g suffix, powers of 1024); malformed: one warning, the default.
+inline std::uint64_t parse_count(const char* name, const std::string& value, std::uint64_t fallback) {
+  if (value.empty()) return fallback;
+  std::uint64_t v = 0;
+  std::size_t i = 0;
+  for (; i < value.size() && value[i] >= '0' && value[i] <= '9'; ++i) {
+    const auto digit = static_cast<std::uint64_t>(value[i] - '0');
+    if (v > (UINT64_MAX - digit) / 10) { i = 0; break; }
+    v = v * 10 + digit;
+  }
+  std::uint64_t mult = 1;
+  if (i > 0 && i + 1 == value.size()) {
+    const char s = static_cast<char>(value[i] | 0x20);
+    mult = s == 'k' ? 1024u : s == 'm' ? 1024u * 1024u : s == 'g' ? 1024u * 1024u * 1024u : 0u;
+    if (mult) ++i;
+  }
+  if (i == 0 || i != value.size() || v == 0 || mult == 0 || v > UINT64_MAX / mult) {
+    warn(std::string(name) + "=" + quoted(value) + " is not a positive whole number; using " + std::to_string(fallback));
+    return fallback;
+  }
+  return v * mult;
+}
+
+inline clock_kind parse_clock(const std::string& value) {
+  const std::string v = lower(value);
+  const clock_kind best = best_clock_kind();
+  if (v.empty() || v == "auto") return best;
+  clock_kind asked;
+  if (v == "steady") asked = clock_kind::steady;
+  else if (v == "tsc") asked = clock_kind::tsc;
+  else if (v == "cntvct") asked = clock_kind::cntvct;
+  else {
+    warn("SCOPEPROF_CLOCK=" + quoted(value) + " is not one of auto, tsc, steady, cntvct; using " + to_string(best));
+    return best;
+  }
+  if (!clock_kind_available(asked)) {
+    warn(std::string("SCOPEPROF_CLOCK=") + quoted(value) + ": " + to_string(asked) + " is not available on this machine; using " +
+         to_string(best));
+    return best;
+  }
+  return asked;
+}
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/env.hpp ----
 
 #include <algorithm>
 #include <atomic>
@@ -4200,20 +4282,33 @@ inline bool cupti_enable_locked(cupti_collector& c) {
       return false;
     }
   // The API calls that launched each kernel, copy and memset (the trace's cuda_runtime and cuda_driver
-  // events, joined to the work by correlation id). Optional: without them the trace draws launches from
-  // the scope. Some CUPTI versions also need them before they deliver external correlation.
-  std::string why_api;
-  c.api_records = cupti_enable_kind_locked(c, CUPTI_ACTIVITY_KIND_RUNTIME, why_api);
-  if (c.api_records) cupti_enable_kind_locked(c, CUPTI_ACTIVITY_KIND_DRIVER, why_api);
+  // events, joined to the work by correlation id; HTA's launch statistics and critical path read them).
+  // SCOPEPROF_CUPTI_API=0 leaves them off (they cost CUPTI time per launch): the trace then draws launches
+  // from the scope, and they are switched on only if CUPTI needs them to correlate (cupti_check_start).
+  c.api_records = false;
+  if (parse_switch("SCOPEPROF_CUPTI_API", env_string("SCOPEPROF_CUPTI_API"), true)) {
+    std::string why_api;
+    c.api_records = cupti_enable_kind_locked(c, CUPTI_ACTIVITY_KIND_RUNTIME, why_api);
+    if (c.api_records) cupti_enable_kind_locked(c, CUPTI_ACTIVITY_KIND_DRIVER, why_api);
+  }
   return true;
 }
 
-/// Active, `lock` (on c.mu) released: check the path end to end once (API records are on from the start,
-/// which some CUPTI versions need before they deliver external correlation).
+/// Active, `lock` (on c.mu) released: check the path end to end once. If CUPTI delivers the memset but no
+/// external correlation for it and the API records are off, it may want them to correlate: switch them on
+/// and look again.
 /// On failure CUPTI is given back and the state says why (`lock` is then held again).
 inline bool cupti_check_start(cupti_collector& c, std::unique_lock<std::mutex>& lock) {
   std::string why;
   probe_result p = cupti_probe(c, why);
+  if (p == probe_result::no_correlation && !c.api_records) {  // some CUPTI versions correlate only with them
+    lock.lock();
+    std::string why_api;
+    c.api_records = cupti_enable_kind_locked(c, CUPTI_ACTIVITY_KIND_RUNTIME, why_api) &&
+                    cupti_enable_kind_locked(c, CUPTI_ACTIVITY_KIND_DRIVER, why_api);
+    lock.unlock();
+    p = cupti_probe(c, why);
+  }
   if (p == probe_result::no_records || p == probe_result::no_correlation) {
     cupti_release(c);
     lock.lock();
@@ -9456,87 +9551,6 @@ inline void for_each_backend(Fn&& fn) {
 }  // namespace detail
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/backends/backend_list.hpp ----
-// ---- begin scopeprof/detail/env.hpp ----
-// scopeprof: reading the environment. A malformed value gives one warning (the value quoted with control
-// characters escaped, so it cannot forge lines) and the default.
-
-
-#include <cstdint>
-#include <cstdlib>
-#include <string>
-
-SCOPEPROF_NAMESPACE_BEGIN
-namespace detail {
-
-inline std::string env_string(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? std::string(v) : std::string();
-}
-
-inline std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  return s;
-}
-
-/// Warnings quote the value with control characters escaped, so a value cannot forge lines.
-inline std::string quoted(const std::string& value) { return "'" + display_name(value) + "'"; }
-
-/// Parse a 0/1 style switch; a malformed value gives one warning and the default.
-inline bool parse_switch(const char* name, const std::string& value, bool fallback) {
-  const std::string v = lower(value);
-  if (v.empty()) return fallback;
-  if (v == "0" || v == "off" || v == "false" || v == "no") return false;
-  if (v == "1" || v == "on" || v == "true" || v == "yes") return true;
-  warn(std::string(name) + "=" + quoted(value) + " is not one of 0, 1, on, off, true, false; using " + (fallback ? "1" : "0"));
-  return fallback;
-}
-
-/// Parse a positive integer (optional k/m/g suffix, powers of 1024); malformed: one warning, the default.
-inline std::uint64_t parse_count(const char* name, const std::string& value, std::uint64_t fallback) {
-  if (value.empty()) return fallback;
-  std::uint64_t v = 0;
-  std::size_t i = 0;
-  for (; i < value.size() && value[i] >= '0' && value[i] <= '9'; ++i) {
-    const auto digit = static_cast<std::uint64_t>(value[i] - '0');
-    if (v > (UINT64_MAX - digit) / 10) { i = 0; break; }
-    v = v * 10 + digit;
-  }
-  std::uint64_t mult = 1;
-  if (i > 0 && i + 1 == value.size()) {
-    const char s = static_cast<char>(value[i] | 0x20);
-    mult = s == 'k' ? 1024u : s == 'm' ? 1024u * 1024u : s == 'g' ? 1024u * 1024u * 1024u : 0u;
-    if (mult) ++i;
-  }
-  if (i == 0 || i != value.size() || v == 0 || mult == 0 || v > UINT64_MAX / mult) {
-    warn(std::string(name) + "=" + quoted(value) + " is not a positive whole number; using " + std::to_string(fallback));
-    return fallback;
-  }
-  return v * mult;
-}
-
-inline clock_kind parse_clock(const std::string& value) {
-  const std::string v = lower(value);
-  const clock_kind best = best_clock_kind();
-  if (v.empty() || v == "auto") return best;
-  clock_kind asked;
-  if (v == "steady") asked = clock_kind::steady;
-  else if (v == "tsc") asked = clock_kind::tsc;
-  else if (v == "cntvct") asked = clock_kind::cntvct;
-  else {
-    warn("SCOPEPROF_CLOCK=" + quoted(value) + " is not one of auto, tsc, steady, cntvct; using " + to_string(best));
-    return best;
-  }
-  if (!clock_kind_available(asked)) {
-    warn(std::string("SCOPEPROF_CLOCK=") + quoted(value) + ": " + to_string(asked) + " is not available on this machine; using " +
-         to_string(best));
-    return best;
-  }
-  return asked;
-}
-
-}  // namespace detail
-SCOPEPROF_NAMESPACE_END
-// ---- end scopeprof/detail/env.hpp ----
 
 #include <atomic>
 #include <chrono>

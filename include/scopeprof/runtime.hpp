@@ -15,6 +15,7 @@
 //   SCOPEPROF_DEVICE_WAIT_MS=N    longest collect() waits for a stream's newest event (default 5000)
 //   SCOPEPROF_CUPTI=0|1           CUPTI collector (SCOPEPROF_WITH_CUPTI builds; default 0: CUPTI untouched)
 //   SCOPEPROF_CUPTI_LIBRARY=PATH  the libcupti to load (default: one already loaded, else libcupti.so.13)
+//   SCOPEPROF_CUPTI_API=0|1       CUPTI records of the launching API calls, for the trace (default 1)
 #pragma once
 
 #include <scopeprof/clock.hpp>

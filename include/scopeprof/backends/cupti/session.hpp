@@ -8,6 +8,7 @@
 #include <scopeprof/backends/cuda_driver.hpp>
 #endif
 #include <scopeprof/config.hpp>
+#include <scopeprof/detail/env.hpp>
 #include <scopeprof/detail/log.hpp>
 
 #include <algorithm>
@@ -311,20 +312,33 @@ inline bool cupti_enable_locked(cupti_collector& c) {
       return false;
     }
   // The API calls that launched each kernel, copy and memset (the trace's cuda_runtime and cuda_driver
-  // events, joined to the work by correlation id). Optional: without them the trace draws launches from
-  // the scope. Some CUPTI versions also need them before they deliver external correlation.
-  std::string why_api;
-  c.api_records = cupti_enable_kind_locked(c, CUPTI_ACTIVITY_KIND_RUNTIME, why_api);
-  if (c.api_records) cupti_enable_kind_locked(c, CUPTI_ACTIVITY_KIND_DRIVER, why_api);
+  // events, joined to the work by correlation id; HTA's launch statistics and critical path read them).
+  // SCOPEPROF_CUPTI_API=0 leaves them off (they cost CUPTI time per launch): the trace then draws launches
+  // from the scope, and they are switched on only if CUPTI needs them to correlate (cupti_check_start).
+  c.api_records = false;
+  if (parse_switch("SCOPEPROF_CUPTI_API", env_string("SCOPEPROF_CUPTI_API"), true)) {
+    std::string why_api;
+    c.api_records = cupti_enable_kind_locked(c, CUPTI_ACTIVITY_KIND_RUNTIME, why_api);
+    if (c.api_records) cupti_enable_kind_locked(c, CUPTI_ACTIVITY_KIND_DRIVER, why_api);
+  }
   return true;
 }
 
-/// Active, `lock` (on c.mu) released: check the path end to end once (API records are on from the start,
-/// which some CUPTI versions need before they deliver external correlation).
+/// Active, `lock` (on c.mu) released: check the path end to end once. If CUPTI delivers the memset but no
+/// external correlation for it and the API records are off, it may want them to correlate: switch them on
+/// and look again.
 /// On failure CUPTI is given back and the state says why (`lock` is then held again).
 inline bool cupti_check_start(cupti_collector& c, std::unique_lock<std::mutex>& lock) {
   std::string why;
   probe_result p = cupti_probe(c, why);
+  if (p == probe_result::no_correlation && !c.api_records) {  // some CUPTI versions correlate only with them
+    lock.lock();
+    std::string why_api;
+    c.api_records = cupti_enable_kind_locked(c, CUPTI_ACTIVITY_KIND_RUNTIME, why_api) &&
+                    cupti_enable_kind_locked(c, CUPTI_ACTIVITY_KIND_DRIVER, why_api);
+    lock.unlock();
+    p = cupti_probe(c, why);
+  }
   if (p == probe_result::no_records || p == probe_result::no_correlation) {
     cupti_release(c);
     lock.lock();
