@@ -3899,87 +3899,6 @@ SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/backends/cupti/buffers.hpp ----
 #if SCOPEPROF_WITH_CUDA
 #endif
-// ---- begin scopeprof/detail/env.hpp ----
-// scopeprof: reading the environment. A malformed value gives one warning (the value quoted with control
-// characters escaped, so it cannot forge lines) and the default.
-
-
-#include <cstdint>
-#include <cstdlib>
-#include <string>
-
-SCOPEPROF_NAMESPACE_BEGIN
-namespace detail {
-
-inline std::string env_string(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? std::string(v) : std::string();
-}
-
-inline std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  return s;
-}
-
-/// Warnings quote the value with control characters escaped, so a value cannot forge lines.
-inline std::string quoted(const std::string& value) { return "'" + display_name(value) + "'"; }
-
-/// Parse a 0/1 style switch; a malformed value gives one warning and the default.
-inline bool parse_switch(const char* name, const std::string& value, bool fallback) {
-  const std::string v = lower(value);
-  if (v.empty()) return fallback;
-  if (v == "0" || v == "off" || v == "false" || v == "no") return false;
-  if (v == "1" || v == "on" || v == "true" || v == "yes") return true;
-  warn(std::string(name) + "=" + quoted(value) + " is not one of 0, 1, on, off, true, false; using " + (fallback ? "1" : "0"));
-  return fallback;
-}
-
-/// Parse a positive integer (optional k/m/g suffix, powers of 1024); malformed: one warning, the default.
-inline std::uint64_t parse_count(const char* name, const std::string& value, std::uint64_t fallback) {
-  if (value.empty()) return fallback;
-  std::uint64_t v = 0;
-  std::size_t i = 0;
-  for (; i < value.size() && value[i] >= '0' && value[i] <= '9'; ++i) {
-    const auto digit = static_cast<std::uint64_t>(value[i] - '0');
-    if (v > (UINT64_MAX - digit) / 10) { i = 0; break; }
-    v = v * 10 + digit;
-  }
-  std::uint64_t mult = 1;
-  if (i > 0 && i + 1 == value.size()) {
-    const char s = static_cast<char>(value[i] | 0x20);
-    mult = s == 'k' ? 1024u : s == 'm' ? 1024u * 1024u : s == 'g' ? 1024u * 1024u * 1024u : 0u;
-    if (mult) ++i;
-  }
-  if (i == 0 || i != value.size() || v == 0 || mult == 0 || v > UINT64_MAX / mult) {
-    warn(std::string(name) + "=" + quoted(value) + " is not a positive whole number; using " + std::to_string(fallback));
-    return fallback;
-  }
-  return v * mult;
-}
-
-inline clock_kind parse_clock(const std::string& value) {
-  const std::string v = lower(value);
-  const clock_kind best = best_clock_kind();
-  if (v.empty() || v == "auto") return best;
-  clock_kind asked;
-  if (v == "steady") asked = clock_kind::steady;
-  else if (v == "tsc") asked = clock_kind::tsc;
-  else if (v == "cntvct") asked = clock_kind::cntvct;
-  else {
-    warn("SCOPEPROF_CLOCK=" + quoted(value) + " is not one of auto, tsc, steady, cntvct; using " + to_string(best));
-    return best;
-  }
-  if (!clock_kind_available(asked)) {
-    warn(std::string("SCOPEPROF_CLOCK=") + quoted(value) + ": " + to_string(asked) + " is not available on this machine; using " +
-         to_string(best));
-    return best;
-  }
-  return asked;
-}
-
-}  // namespace detail
-SCOPEPROF_NAMESPACE_END
-// ---- end scopeprof/detail/env.hpp ----
 
 #include <algorithm>
 #include <atomic>
@@ -4258,6 +4177,21 @@ inline bool cupti_subscribe_locked(cupti_collector& c) {
   return true;
 }
 
+/// SCOPEPROF_CUPTI_API: 0/false/off leaves the launch-call records off; unset, 1/true/on turn them on; any
+/// other value warns once and turns them on. (Read here, not with detail/env.hpp's parsers: this header is
+/// compiled only in CUPTI builds.)
+inline bool cupti_api_records_wanted() {
+  const char* v = std::getenv("SCOPEPROF_CUPTI_API");
+  if (v == nullptr) return true;
+  const std::string s(v);
+  if (s == "0" || s == "false" || s == "off") return false;
+  if (s.empty() || s == "1" || s == "true" || s == "on") return true;
+  static bool warned = false;
+  if (!warned) warn("SCOPEPROF_CUPTI_API: expected 0 or 1, got a malformed value; using 1");
+  warned = true;
+  return true;
+}
+
 /// Subscribed: register the buffer callbacks and enable our record kinds. On failure nothing stays
 /// enabled, the subscription is given back and the state says why.
 inline bool cupti_enable_locked(cupti_collector& c) {
@@ -4286,7 +4220,7 @@ inline bool cupti_enable_locked(cupti_collector& c) {
   // SCOPEPROF_CUPTI_API=0 leaves them off (they cost CUPTI time per launch): the trace then draws launches
   // from the scope, and they are switched on only if CUPTI needs them to correlate (cupti_check_start).
   c.api_records = false;
-  if (parse_switch("SCOPEPROF_CUPTI_API", env_string("SCOPEPROF_CUPTI_API"), true)) {
+  if (cupti_api_records_wanted()) {
     std::string why_api;
     c.api_records = cupti_enable_kind_locked(c, CUPTI_ACTIVITY_KIND_RUNTIME, why_api);
     if (c.api_records) cupti_enable_kind_locked(c, CUPTI_ACTIVITY_KIND_DRIVER, why_api);
@@ -9551,6 +9485,87 @@ inline void for_each_backend(Fn&& fn) {
 }  // namespace detail
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/backends/backend_list.hpp ----
+// ---- begin scopeprof/detail/env.hpp ----
+// scopeprof: reading the environment. A malformed value gives one warning (the value quoted with control
+// characters escaped, so it cannot forge lines) and the default.
+
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+inline std::string env_string(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+inline std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return s;
+}
+
+/// Warnings quote the value with control characters escaped, so a value cannot forge lines.
+inline std::string quoted(const std::string& value) { return "'" + display_name(value) + "'"; }
+
+/// Parse a 0/1 style switch; a malformed value gives one warning and the default.
+inline bool parse_switch(const char* name, const std::string& value, bool fallback) {
+  const std::string v = lower(value);
+  if (v.empty()) return fallback;
+  if (v == "0" || v == "off" || v == "false" || v == "no") return false;
+  if (v == "1" || v == "on" || v == "true" || v == "yes") return true;
+  warn(std::string(name) + "=" + quoted(value) + " is not one of 0, 1, on, off, true, false; using " + (fallback ? "1" : "0"));
+  return fallback;
+}
+
+/// Parse a positive integer (optional k/m/g suffix, powers of 1024); malformed: one warning, the default.
+inline std::uint64_t parse_count(const char* name, const std::string& value, std::uint64_t fallback) {
+  if (value.empty()) return fallback;
+  std::uint64_t v = 0;
+  std::size_t i = 0;
+  for (; i < value.size() && value[i] >= '0' && value[i] <= '9'; ++i) {
+    const auto digit = static_cast<std::uint64_t>(value[i] - '0');
+    if (v > (UINT64_MAX - digit) / 10) { i = 0; break; }
+    v = v * 10 + digit;
+  }
+  std::uint64_t mult = 1;
+  if (i > 0 && i + 1 == value.size()) {
+    const char s = static_cast<char>(value[i] | 0x20);
+    mult = s == 'k' ? 1024u : s == 'm' ? 1024u * 1024u : s == 'g' ? 1024u * 1024u * 1024u : 0u;
+    if (mult) ++i;
+  }
+  if (i == 0 || i != value.size() || v == 0 || mult == 0 || v > UINT64_MAX / mult) {
+    warn(std::string(name) + "=" + quoted(value) + " is not a positive whole number; using " + std::to_string(fallback));
+    return fallback;
+  }
+  return v * mult;
+}
+
+inline clock_kind parse_clock(const std::string& value) {
+  const std::string v = lower(value);
+  const clock_kind best = best_clock_kind();
+  if (v.empty() || v == "auto") return best;
+  clock_kind asked;
+  if (v == "steady") asked = clock_kind::steady;
+  else if (v == "tsc") asked = clock_kind::tsc;
+  else if (v == "cntvct") asked = clock_kind::cntvct;
+  else {
+    warn("SCOPEPROF_CLOCK=" + quoted(value) + " is not one of auto, tsc, steady, cntvct; using " + to_string(best));
+    return best;
+  }
+  if (!clock_kind_available(asked)) {
+    warn(std::string("SCOPEPROF_CLOCK=") + quoted(value) + ": " + to_string(asked) + " is not available on this machine; using " +
+         to_string(best));
+    return best;
+  }
+  return asked;
+}
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/env.hpp ----
 
 #include <atomic>
 #include <chrono>

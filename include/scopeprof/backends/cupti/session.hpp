@@ -8,7 +8,6 @@
 #include <scopeprof/backends/cuda_driver.hpp>
 #endif
 #include <scopeprof/config.hpp>
-#include <scopeprof/detail/env.hpp>
 #include <scopeprof/detail/log.hpp>
 
 #include <algorithm>
@@ -288,6 +287,21 @@ inline bool cupti_subscribe_locked(cupti_collector& c) {
   return true;
 }
 
+/// SCOPEPROF_CUPTI_API: 0/false/off leaves the launch-call records off; unset, 1/true/on turn them on; any
+/// other value warns once and turns them on. (Read here, not with detail/env.hpp's parsers: this header is
+/// compiled only in CUPTI builds.)
+inline bool cupti_api_records_wanted() {
+  const char* v = std::getenv("SCOPEPROF_CUPTI_API");
+  if (v == nullptr) return true;
+  const std::string s(v);
+  if (s == "0" || s == "false" || s == "off") return false;
+  if (s.empty() || s == "1" || s == "true" || s == "on") return true;
+  static bool warned = false;
+  if (!warned) warn("SCOPEPROF_CUPTI_API: expected 0 or 1, got a malformed value; using 1");
+  warned = true;
+  return true;
+}
+
 /// Subscribed: register the buffer callbacks and enable our record kinds. On failure nothing stays
 /// enabled, the subscription is given back and the state says why.
 inline bool cupti_enable_locked(cupti_collector& c) {
@@ -316,7 +330,7 @@ inline bool cupti_enable_locked(cupti_collector& c) {
   // SCOPEPROF_CUPTI_API=0 leaves them off (they cost CUPTI time per launch): the trace then draws launches
   // from the scope, and they are switched on only if CUPTI needs them to correlate (cupti_check_start).
   c.api_records = false;
-  if (parse_switch("SCOPEPROF_CUPTI_API", env_string("SCOPEPROF_CUPTI_API"), true)) {
+  if (cupti_api_records_wanted()) {
     std::string why_api;
     c.api_records = cupti_enable_kind_locked(c, CUPTI_ACTIVITY_KIND_RUNTIME, why_api);
     if (c.api_records) cupti_enable_kind_locked(c, CUPTI_ACTIVITY_KIND_DRIVER, why_api);
