@@ -9,7 +9,8 @@
 //   trace_string     the writer into a string sink that reuses its buffer, as the baseline does
 //   trace_new_string report::chrome_trace(): a new string each time (page faults and growth included)
 //   trace_file       report::write_chrome_trace() to a file in /tmp (1 MiB chunks)
-//   baseline_to_chars the same "X", device and flow events with the same fields, names escaped beforehand,
+//   baseline_to_chars the same scope and device slices with the same fields and flow bindings, the writer's
+//                    tables (escaped names, tracks) built beforehand,
 //                    appended with std::string::append and std::to_chars into a preallocated string
 //   trace_gzip       report::write_chrome_trace() to a .gz file (SCOPEPROF_WITH_ZLIB builds)
 // Then, apart from Google Benchmark: 1M scopes recorded on one thread (PROF_SCOPE, host only), the time
@@ -112,70 +113,70 @@ void plain_uint(std::string& out, std::uint64_t v) {
   out.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
 }
 
-void plain_us(std::string& out, std::int64_t ns) {
-  char buf[24];
+/// A time as the trace writes it (1/1024 us, exact decimals), the plain way: one to_chars and a loop.
+void plain_units(std::string& out, std::int64_t units) {
+  char buf[40];
   char* p = buf;
-  std::uint64_t a = static_cast<std::uint64_t>(ns);
-  if (ns < 0) {
+  std::uint64_t a = static_cast<std::uint64_t>(units);
+  if (units < 0) {
     *p++ = '-';
     a = 0 - a;
   }
-  p = std::to_chars(p, buf + 20, a / 1000).ptr;
-  const unsigned f = static_cast<unsigned>(a % 1000);
-  *p++ = '.';
-  *p++ = static_cast<char>('0' + f / 100);
-  *p++ = static_cast<char>('0' + f / 10 % 10);
-  *p++ = static_cast<char>('0' + f % 10);
+  p = std::to_chars(p, buf + 20, a >> 10).ptr;
+  std::uint64_t frac = (a & 1023u) * 9765625u;  // ten decimals
+  if (frac != 0) {
+    char digits[10];
+    for (int i = 9; i >= 0; --i, frac /= 10) digits[i] = static_cast<char>('0' + frac % 10);
+    int n = 10;
+    while (digits[n - 1] == '0') --n;
+    *p++ = '.';
+    for (int i = 0; i < n; ++i) *p++ = digits[i];
+  }
   out.append(buf, p);
 }
 
-/// The trace's per-scope events, written the plain way: names escaped beforehand, one append per field.
-void plain_trace(const scopeprof::report& r, const std::vector<std::string>& names, std::string& out) {
+/// The trace's per-scope events (host slice, device slice, flow binding), written the plain way: names
+/// escaped and tracks looked up beforehand (the writer's own tables), one append per field.
+void plain_trace(const scopeprof::report& r, const scopeprof::detail::trace_tables& t, std::string& out) {
+  using namespace scopeprof::detail;
   out.clear();
   out += "{\"traceEvents\":[\n{}";
   const std::int64_t origin = r.origin_ns();
-  std::uint64_t flow = 0;
-  for (const auto& s : r.instances()) {
-    const std::string& name = names[s.site];
-    out += ",\n{\"ph\":\"X\",\"cat\":\"scope\",\"name\":";
+  const auto& in = r.instances();
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const auto& s = in[i];
+    const std::string& name = t.scope_names[s.site];
+    out += ",\n{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":";
     out += name;
-    out += ",\"pid\":1,\"tid\":";
-    plain_uint(out, s.thread + 1u);
+    out += t.thread_track[s.thread];
     out += ",\"ts\":";
-    plain_us(out, s.host_begin_ns - origin);
+    const std::int64_t hb = trace_units(s.host_begin_ns - origin);
+    plain_units(out, hb);
     out += ",\"dur\":";
-    plain_us(out, s.host_total_ns());
-    out += ",\"args\":{\"host_self_us\":";
-    plain_us(out, s.host_self_ns);
-    if (s.device != device_status::ok) {
-      out += "}}";
-      continue;
+    plain_units(out, trace_units(s.host_end_ns - origin) - hb);
+    if (t.plan.scope_flow_out[i]) {
+      out += ",\"bind_id\":";
+      plain_uint(out, trace_scope_flow + i);
+      out += ",\"flow_out\":true";
     }
-    const std::uint64_t dtid = s.stream == 0x7f3a40001000ull ? 1 : 2;
-    out += ",\"device_span_us\":";
-    plain_us(out, s.device_span_ns());
-    out += "}},\n{\"ph\":\"X\",\"cat\":\"device\",\"name\":";
+    out += "}";
+    if (s.device != device_status::ok) continue;
+    out += ",\n{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":";
     out += name;
-    out += ",\"pid\":2,\"tid\":";
-    plain_uint(out, dtid);
+    out += ",\"pid\":";
+    plain_uint(out, static_cast<std::uint64_t>(trace_device_pid(s.device_id)));
+    out += ",\"tid\":";
+    plain_uint(out, t.span_tid[i]);
     out += ",\"ts\":";
-    plain_us(out, s.device_begin_ns - origin);
+    const std::int64_t db = trace_units(s.device_begin_ns - origin);
+    plain_units(out, db);
     out += ",\"dur\":";
-    plain_us(out, s.device_span_ns());
-    out += ",\"args\":{\"device_self_us\":";
-    plain_us(out, s.device_self_ns);
-    out += "}},\n{\"ph\":\"s\",\"cat\":\"launch\",\"name\":\"launch\",\"id\":";
-    plain_uint(out, ++flow);
-    out += ",\"pid\":1,\"tid\":";
-    plain_uint(out, s.thread + 1u);
-    out += ",\"ts\":";
-    plain_us(out, s.host_begin_ns - origin);
-    out += "},\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"launch\",\"name\":\"launch\",\"id\":";
-    plain_uint(out, flow);
-    out += ",\"pid\":2,\"tid\":";
-    plain_uint(out, dtid);
-    out += ",\"ts\":";
-    plain_us(out, s.device_begin_ns - origin);
+    plain_units(out, trace_units(s.device_end_ns - origin) - db);
+    if (s.device_begin_ns >= s.host_begin_ns) {
+      out += ",\"bind_id\":";
+      plain_uint(out, trace_scope_flow + i);
+      out += ",\"flow_in\":true";
+    }
     out += "}";
   }
   out += "\n]}\n";
@@ -225,16 +226,14 @@ void BM_trace_file(benchmark::State& state) {
 
 void BM_baseline_to_chars(benchmark::State& state) {
   const scopeprof::report& r = the_report();
-  std::vector<std::string> names;
-  for (const auto& site : r.sites()) {
-    names.emplace_back();
-    scopeprof::detail::append_json_string(names.back(), site.name);
-  }
+  // The writer's own tables (names escaped, tracks, flow plan), built once outside the loop: the writer
+  // builds them in each serialization, so the baseline is the faster side of that difference.
+  const scopeprof::detail::trace_tables t = scopeprof::detail::trace_tables_of(r);
   std::string out;
   out.reserve(std::size_t{256} << 20);
-  plain_trace(r, names, out);  // touch the memory once, as a reused buffer is
+  plain_trace(r, t, out);  // touch the memory once, as a reused buffer is
   for (auto _ : state) {
-    plain_trace(r, names, out);
+    plain_trace(r, t, out);
     benchmark::DoNotOptimize(out.data());
   }
   g_plain_bytes = out.size();
@@ -286,20 +285,18 @@ collect_cost measure_collect(std::size_t n) {
 
 // ------------------------------------------------------------------------------------------- summary
 
-/// Bytes of the trace per host-only and per device-timed scope (each instance's events written alone).
+/// Bytes of the trace per host-only and per device-timed scope: each instance's slices and its row of the
+/// scopeprofScopes table, written alone.
 void bytes_per_scope(double& host_only, double& device_timed) {
   const scopeprof::report& r = the_report();
   const scopeprof::detail::trace_tables t = scopeprof::detail::trace_tables_of(r);
-  scopeprof::detail::trace_device_tracks tracks;
-  tracks[{0, 0x7f3a40001000ull}] = 1;
-  tracks[{0, 0x7f3a40002000ull}] = 2;
-  scopeprof::detail::trace_track_lookup<scopeprof::detail::trace_device_tracks> lookup(tracks);
-  std::uint64_t flow = 0;
   std::size_t bytes[2] = {0, 0}, count[2] = {0, 0};
   scopeprof::detail::string_sink sink;
-  for (const auto& s : r.instances()) {
+  for (std::size_t i = 0; i < r.instances().size(); ++i) {
+    const auto& s = r.instances()[i];
     const std::size_t before = sink.size();
-    scopeprof::detail::append_trace_scope(sink, t, s, lookup, flow);
+    scopeprof::detail::append_trace_scope(sink, t, s, i);
+    scopeprof::detail::append_trace_scope_row(sink, t, s, false);
     const int k = s.device == device_status::ok ? 1 : 0;
     bytes[k] += sink.size() - before;
     ++count[k];
@@ -328,17 +325,17 @@ void print_writer_summary(const scopeprof_bench::results& res) {
   std::printf("      report::chrome_trace()      %8.1f MB/s   (a new string each time) / (c) = %.2f\n", fresh,
               base > 0 ? fresh / base : 0);
   std::string trace = r.chrome_trace(), plain;
-  std::vector<std::string> names;
-  for (const auto& site : r.sites()) names.push_back(scopeprof::detail::trace_json_literal(site.name));
-  plain_trace(r, names, plain);
-  const std::size_t tp = trace.find(",\n{\"ph\":\"X\""), pp = plain.find(",\n{\"ph\":\"X\"");
-  std::printf("  the baseline's events are the writer's, byte for byte: %s\n",
-              tp != std::string::npos && pp != std::string::npos && trace.compare(tp, std::string::npos, plain, pp) == 0
-                  ? "yes" : "NO");
+  plain_trace(r, scopeprof::detail::trace_tables_of(r), plain);
+  // The scope slices: from the first slice to the end of the events (the writer then adds its table).
+  const std::size_t tp = trace.find(",\n{\"ph\":\"X\""), te = trace.find("\n],\"scopeprofScopes\"");
+  const std::size_t pp = plain.find(",\n{\"ph\":\"X\""), pe = plain.rfind("\n]}");
+  const bool same = tp != std::string::npos && te != std::string::npos && pp != std::string::npos &&
+                    trace.compare(tp, te - tp, plain, pp, pe - pp) == 0;
+  std::printf("  the baseline's events are the writer's, byte for byte: %s\n", same ? "yes" : "NO");
   double host_only = 0, device_timed = 0;
   bytes_per_scope(host_only, device_timed);
-  std::printf("  trace bytes per host-only scope %.1f, per device-timed scope %.1f (host event, device event, "
-              "2 flow events)\n", host_only, device_timed);
+  std::printf("  trace bytes per host-only scope %.1f, per device-timed scope %.1f (host slice, device slice with\n"
+              "  its flow binding, and the scope's row of the scopeprofScopes table)\n", host_only, device_timed);
   if (g_gzip_bytes != 0)
     std::printf("  (d) gzip writer (zlib level %d)  %8.1f MB/s of trace, %.1f MB written, ratio %.1fx\n",
                 scopeprof::detail::gzip_sink::level,
