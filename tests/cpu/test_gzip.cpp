@@ -1,13 +1,13 @@
 // gzip output (SCOPEPROF_WITH_ZLIB builds): a path ending in .gz holds a gzip stream that inflates to
 // exactly the bytes of the uncompressed writer, for the Chrome trace, JSON and CSV, also past several
 // 1 MiB chunks; failures of the disk come back as a write_result naming the path and the reason.
-#include "temp_files.hpp"
 #include "gzip_check.hpp"
 #include "output_check.hpp"
 
 #include "internals.hpp"
 
 #include <doctest/doctest.h>
+#include "temp_files.hpp"  // after <scopeprof.hpp>: LibTorch's logging macros must not replace doctest's
 
 #if SCOPEPROF_WITH_ZLIB
 #if !SCOPEPROF_DETAIL_DEFINE_COLD  // header-only builds have it through the umbrella

@@ -1,7 +1,6 @@
 // The HTML report (report::html(), write_html(), SCOPEPROF_REPORT=*.html): its JSON data parses and agrees
 // with the report, text from the report cannot become markup, the page refers to nothing outside itself,
 // and failures are write_results with the path and the reason. (The page in a browser: tests/viewers.)
-#include "temp_files.hpp"
 #include "gzip_check.hpp"
 #include "json_check.hpp"
 #include "output_check.hpp"
@@ -9,6 +8,7 @@
 #include "internals.hpp"
 
 #include <doctest/doctest.h>
+#include "temp_files.hpp"  // after <scopeprof.hpp>: LibTorch's logging macros must not replace doctest's
 
 #include <algorithm>
 #include <cctype>

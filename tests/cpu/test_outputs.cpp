@@ -2,7 +2,6 @@
 // throw. SCOPEPROF_REPORT / SCOPEPROF / malformed environment values are checked in child processes: this
 // test binary re-executes itself with SCOPEPROF_TEST_CHILD=<mode>, and a hook that runs during static
 // initialisation plays the child and exits before doctest starts.
-#include "temp_files.hpp"
 #include "csv_check.hpp"
 #include "gzip_check.hpp"
 #include "json_check.hpp"
@@ -11,6 +10,7 @@
 #include "internals.hpp"
 
 #include <doctest/doctest.h>
+#include "temp_files.hpp"  // after <scopeprof.hpp>: LibTorch's logging macros must not replace doctest's
 
 #include <cerrno>
 #include <cstdio>

@@ -2,13 +2,13 @@
 // host thread, device stream and CUPTI stream, shared frames named by scope, exact nesting at equal
 // nanoseconds, spans that overlap without nesting in a further lane, any name, an empty report, gzip, and
 // a failing path as a write_result.
-#include "temp_files.hpp"
 #include "gzip_check.hpp"
 #include "output_check.hpp"
 
 #include "internals.hpp"
 
 #include <doctest/doctest.h>
+#include "temp_files.hpp"  // after <scopeprof.hpp>: LibTorch's logging macros must not replace doctest's
 
 #include <cerrno>
 #include <cstdlib>
