@@ -346,9 +346,18 @@ SCOPEPROF_NAMESPACE_BEGIN
 /// @brief Accounting of scope entries: entered == recorded + dropped + in_flight, always.
 struct scope_counts {
   std::uint64_t entered = 0;    ///< scopes begun since start (or the last reset)
-  std::uint64_t recorded = 0;   ///< finished scopes whose record is in this report
+  std::uint64_t recorded = 0;   ///< finished scopes counted in this report's tables
   std::uint64_t dropped = 0;    ///< finished scopes that found the record buffer full (see set_max_records)
   std::uint64_t in_flight = 0;  ///< scopes still open when the report was taken
+};
+
+/// @brief What the timeline (SCOPEPROF_TRACE) kept of the recorded scopes: kept + left_out == recorded
+/// when the report comes from collect(). The tables count every recorded scope; instances(), traces and
+/// the HTML timeline hold the kept ones.
+struct timeline_counts {
+  std::string policy = "all";  ///< as set: all, off, last:N, steps:A-B
+  std::uint64_t kept = 0;      ///< scopes in instances()
+  std::uint64_t left_out = 0;  ///< recorded scopes in the tables only
 };
 
 /// @brief What a report says about device time for one scope instance.
@@ -607,6 +616,8 @@ class report {
   report() = default;
 
   const scope_counts& counts() const noexcept { return counts_; }
+  /// @brief What the timeline kept (SCOPEPROF_TRACE): instances() holds `kept` of the recorded scopes.
+  const timeline_counts& timeline() const noexcept { return timeline_; }
   const std::vector<site_desc>& sites() const noexcept { return sites_; }
   const std::vector<thread_desc>& threads() const noexcept { return threads_; }
   /// Pre-order per thread: a parent comes before its children, siblings by begin time.
@@ -618,6 +629,8 @@ class report {
   const std::string& warnings() const noexcept { return warnings_; }
   /// Time zero of traces (steady_clock ns): the library's start.
   std::int64_t origin_ns() const noexcept { return origin_ns_; }
+  /// Scopes the tables place at the root because their parent's record is missing (dropped) or their
+  /// parent was still open when the report was taken.
   std::uint64_t orphan_count() const noexcept { return orphans_; }
   /// CUPTI kernels, copies and memsets by begin time (empty unless sources().cupti_valid).
   const std::vector<device_activity>& activities() const noexcept { return activities_; }
@@ -668,6 +681,7 @@ class report {
  private:
   friend class detail::report_builder;  // detail::build_report() fills a report through it
   scope_counts counts_;
+  timeline_counts timeline_;
   std::vector<site_desc> sites_;
   std::vector<thread_desc> threads_;
   std::vector<scope_instance> instances_;
@@ -1356,6 +1370,7 @@ struct thread_buffer {
   std::unique_ptr<dynamic_name_cache> dynamic_names;  // PROF_SCOPE_DYN lookups; freed at thread exit
 
   // collect() and reset() only (under the registry's collect_mu): where the last reset() left the counters.
+  std::uint64_t recorded_floor = 0;
   std::uint64_t dropped_floor = 0;
   std::uint64_t entered_floor = 0;
   std::mutex mu;  // the name (set_thread_name() on the owner, collect() reads it); no scope takes it
@@ -1396,6 +1411,7 @@ struct registry {
   std::atomic<std::uint64_t> next_step{0};         // sequence number of the next next_step() call
   std::atomic<std::uint64_t> steps_lost{0};        // next_step() calls not recorded (out of memory)
   std::uint64_t unattached_floor = 0;              // under mu: reset() point
+  std::atomic<std::uint8_t> drain_thread{0};       // drain_thread_state (impl/drain.hpp)
 
   detail::clock_anchor clock_start{};
   std::string report_target;  // SCOPEPROF_REPORT
@@ -1425,6 +1441,10 @@ SCOPEPROF_API void note_unattached_drop() noexcept;
 SCOPEPROF_API void note_cross_thread_exit() noexcept;
 
 constexpr std::uint64_t no_record = ~std::uint64_t{0};
+
+/// The background drain thread: started on the first chunk refill (so a program with a few scopes never
+/// has one), unless SCOPEPROF_DRAIN=0. Never blocks; a failure to start is reported once.
+SCOPEPROF_API void start_drain_thread() noexcept;
 
 /// The current chunk is full: refill within the global cap and store, or count the scope as dropped.
 SCOPEPROF_API std::uint64_t append_slow(thread_buffer& b, const record& rec) noexcept;
@@ -1797,8 +1817,16 @@ SCOPEPROF_API bool enabled() noexcept;
 /// @brief Switch recording on or off at run time (scopes already open still finish and are recorded).
 SCOPEPROF_API void set_enabled(bool on) noexcept;
 
-/// @brief Cap on records held in memory across all threads; past it, scopes are counted as dropped.
+/// @brief Cap on records waiting to be folded into the tables, across all threads (past it, scopes are
+/// counted as dropped), and on the timeline's length under SCOPEPROF_TRACE=all (past it, scopes are in the
+/// tables only).
 SCOPEPROF_API void set_max_records(std::uint64_t n) noexcept;
+
+/// @brief What the timeline keeps from now on, as SCOPEPROF_TRACE does: "all", "off", "last:N" or
+/// "steps:A-B". The tables count every scope whatever it is. Scopes that ended before the call were
+/// handled by the previous setting; what the previous timeline held is left out of the new one. Returns
+/// false (and changes nothing) on a value it does not understand.
+SCOPEPROF_API bool set_trace_policy(std::string_view policy) noexcept;
 
 /// @brief Device-time every Nth entry of every call site (0: host time only, 1: every entry).
 /// Applies to sites already seen and to new ones, and replaces every per-name setting. CUDA builds;
@@ -2288,6 +2316,7 @@ SCOPEPROF_API void note_cross_thread_exit() noexcept {
 /// The current chunk is full (or there is none yet): get another one within the global cap.
 SCOPEPROF_NOINLINE inline bool refill(thread_buffer& b) noexcept {
   registry& r = the_registry();
+  if (SCOPEPROF_UNLIKELY(r.drain_thread.load(std::memory_order_relaxed) == 0)) start_drain_thread();
   const std::uint64_t epoch = r.alloc_epoch.load(std::memory_order_acquire);
   if (b.full_epoch == epoch) return false;  // still full: drop without taking a lock
   const std::uint64_t next_index = b.records.published.load(std::memory_order_relaxed);
@@ -2406,6 +2435,1301 @@ SCOPEPROF_NOINLINE SCOPEPROF_API site_info* register_dynamic_site(call_site& cs,
 SCOPEPROF_NAMESPACE_END
 SCOPEPROF_DETAIL_COLD_END
 // ---- end scopeprof/impl/recorder.hpp ----
+// ---- begin scopeprof/impl/drain.hpp ----
+// scopeprof: the background drain thread (detail/drain.hpp does the work of a pass).
+//
+// - Lazy: started by the first chunk refill of any thread (a program with a few scopes never has one),
+//   unless SCOPEPROF_DRAIN=0, which leaves draining to collect() and reset().
+// - Never keeps the process alive: it is detached and touches only objects that are never destroyed; at
+//   exit it is told to stop and does not start another pass.
+// - fork(): a pass never straddles one (the prepare handler takes collect_mu); the child has no drain
+//   thread and starts its own on its next chunk refill.
+// - Never on a scope's path: scopes do not wait for it, and it takes only collect_mu (which no scope takes).
+
+// ---- begin scopeprof/detail/drain.hpp ----
+// scopeprof: the drain: every finished scope is folded into per-call-path statistics (call_path_fold.hpp),
+// the timeline keeps what SCOPEPROF_TRACE asks for (timeline.hpp), and the record chunks go back to the
+// pool. Memory then grows with call paths and the timeline's bound, not with run length.
+//
+// A pass runs under the registry's collect_mu: from the background drain thread (impl/drain.hpp), at the
+// start of every collect() and reset(), never on a scope's path. It reads each thread's published
+// records as collect() always did (chunked_log.hpp: no lock, the owner never waits), and frees only chunks
+// that hold nothing unfolded, never the one its owner writes to.
+
+// ---- begin scopeprof/detail/call_path_fold.hpp ----
+// scopeprof: folding a thread's finished scopes into per-call-path statistics as they come, in memory that
+// grows with the number of call paths, not with the number of scopes.
+//
+// A thread's records arrive in post-order (a scope ends after everything inside it), each with its nesting
+// depth. When a scope at depth d ends, the scopes at depth d+1 that ended since the previous one at depth
+// <= d are exactly its children, and its host self time is its total minus theirs. Its own path is not
+// known yet while its ancestors are still open, so what ended under an open scope is kept per depth as a
+// partial tree whose root stands for the unknown parent (pending[d]): its nodes carry full statistics,
+// so a loop of a million steps under one open scope holds one node per distinct relative path, not a
+// million entries. When the parent ends, the children's partial tree is grafted under the parent's node
+// (statistics merged node by node) and emptied. Depth-0 scopes have a complete path: they and everything
+// grafted under them go straight into the process-wide tree.
+//
+// A child that began before the scope taken for its parent cannot be its child (its true parent's record
+// was lost): such children are grafted at the root of the process-wide tree instead and counted as orphans.
+
+// ---- begin scopeprof/detail/distribution.hpp ----
+// scopeprof: one quantity's distribution in constant memory: exact count, sum, min, max, mean and standard
+// deviation (running_stats) and quantiles within 1/129 relative (log_histogram). The report's statistics
+// (duration_stats) are read from these, so every table figure is either exact or within that bound.
+
+// ---- begin scopeprof/detail/log_histogram.hpp ----
+// scopeprof: a log-linear histogram of non-negative int64 durations (ns) with a fixed relative error, for
+// quantiles of any number of scopes in memory that depends on the spread of the values, not their count.
+//
+// Buckets. Values 0..127 have one bucket each (exact). A value v >= 128 with highest set bit h (7..62) goes
+// to one of 64 equal sub-buckets of [2^h, 2^(h+1)), chosen by the 6 bits below h: width w = 2^(h-6), lower
+// bound L = m*w with m = v >> (h-6) in 64..127, index (h-6)*64 + m. The index is one bit scan and a shift
+// (no floating point); 0..INT64_MAX takes 3712 buckets. Indices 64..127 of both rules agree (w = 1).
+//
+// Error bound. A bucket [L, U] (U = L + w - 1) reports r = L + floor(w*m / (2m+1)), the integer next to the
+// harmonic mean 2LU/(L+U), which minimises the worst relative error. For every integer x in [L, U]:
+//     |r - x| <= x / (2m+1) <= x / 129   (0.7752%),
+// since r - L <= w*m/(2m+1) = L/(2m+1), and U - r <= (w*(m+1) - 1)/(2m+1) = U/(2m+1) (the floor loses
+// at most 2m/(2m+1)). No other integer r has a smaller worst error (checked for every bucket by the tests).
+// Below 128 the error is 0. Quantiles are clamped to the exact min and max, which only brings them closer to
+// the true value; rank 1 and rank count() return the exact min and max.
+//
+// Storage: one std::vector<uint64_t> holding the window [lo, hi] of bucket indices seen so far, grown on
+// demand with half an octave (32 buckets) of slack on the side it grows. Values spanning 3 octaves need about
+// 200-260 counters (2 KiB); all 57 octaves 3712 (29.7 KiB).
+
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// Log-linear histogram of int64 nanoseconds; quantiles within 1/129 relative of the true value.
+class log_histogram {
+ public:
+  /// Values below this are counted exactly.
+  static constexpr std::int64_t exact_below = 128;
+  /// Sub-buckets per power of two above exact_below.
+  static constexpr std::uint32_t sub_buckets = 64;
+  /// Buckets needed for 0..INT64_MAX (the last one ends at INT64_MAX).
+  static constexpr std::uint32_t max_buckets = 3712;
+  /// Buckets added beyond the new value whenever the window grows.
+  static constexpr std::uint32_t growth_slack = 32;
+
+  /// Index of the bucket holding v (v >= 0).
+  static constexpr std::uint32_t bucket_index(std::int64_t v) noexcept {
+    const auto u = static_cast<std::uint64_t>(v);
+    if (u < static_cast<std::uint64_t>(exact_below)) return static_cast<std::uint32_t>(u);
+    const int shift = highest_bit(u) - 6;
+    return static_cast<std::uint32_t>((static_cast<std::uint64_t>(shift) << 6) + (u >> shift));
+  }
+  /// Smallest value of bucket i.
+  static constexpr std::int64_t bucket_lower(std::uint32_t i) noexcept {
+    if (i < exact_below) return i;
+    return static_cast<std::int64_t>(static_cast<std::uint64_t>((i & 63u) + 64u) << ((i >> 6) - 1));
+  }
+  /// Largest value of bucket i (inclusive; INT64_MAX for the last bucket).
+  static constexpr std::int64_t bucket_upper(std::uint32_t i) noexcept {
+    if (i < exact_below) return i;
+    const std::uint64_t w = std::uint64_t{1} << ((i >> 6) - 1);
+    return static_cast<std::int64_t>(static_cast<std::uint64_t>(bucket_lower(i)) + (w - 1));
+  }
+  /// The value bucket i reports: within 1/(2m+1) <= 1/129 relative of every value in it (see the top).
+  static constexpr std::int64_t bucket_value(std::uint32_t i) noexcept {
+    if (i < exact_below) return i;
+    const std::uint64_t m = (i & 63u) + 64u;
+    const std::uint64_t w = std::uint64_t{1} << ((i >> 6) - 1);
+    return bucket_lower(i) + static_cast<std::int64_t>(w * m / (2 * m + 1));  // w*m < 2^63
+  }
+
+  /// Counts v n times. v < 0 is counted as 0 (and in negatives()). Allocates only when v lies outside the
+  /// window; if that allocation fails the n values go to lost() instead.
+  void record(std::int64_t v, std::uint64_t n = 1) noexcept {
+    if (n == 0) return;
+    if (v < 0) {
+      negatives_ += n;
+      v = 0;
+    }
+    const std::uint32_t i = bucket_index(v);
+    const std::size_t off = static_cast<std::size_t>(i - lo_);  // wraps (huge) when i < lo_
+    if (SCOPEPROF_LIKELY(off < counts_.size())) {
+      counts_[off] += n;
+    } else if (cover(i, i)) {
+      counts_[i - lo_] += n;
+    } else {
+      lost_ += n;
+      return;
+    }
+    note(v, v, n);
+  }
+
+  /// Adds every count of `o` (as if its values had been recorded here), and its lost() and negatives().
+  void merge(const log_histogram& o) noexcept {
+    const std::uint64_t total = o.total_, lost = o.lost_, negatives = o.negatives_;  // `o` may be *this
+    lost_ += lost;
+    negatives_ += negatives;
+    if (total == 0) return;
+    const std::uint32_t first = bucket_index(o.min_), last = bucket_index(o.max_);
+    if (!cover(first, last)) {
+      lost_ += total;
+      return;
+    }
+    for (std::uint32_t i = first; i <= last; ++i) counts_[i - lo_] += o.counts_[i - o.lo_];
+    note(o.min_, o.max_, total);
+  }
+
+  /// Values counted (not lost).
+  std::uint64_t count() const noexcept { return total_; }
+  /// Values dropped because the window could not grow (out of memory).
+  std::uint64_t lost() const noexcept { return lost_; }
+  /// Negative values seen (each counted as 0).
+  std::uint64_t negatives() const noexcept { return negatives_; }
+  /// Exact smallest and largest value counted (0 when empty).
+  std::int64_t(min)() const noexcept { return total_ ? min_ : 0; }
+  std::int64_t(max)() const noexcept { return total_ ? max_ : 0; }
+
+  /// Nearest rank: the k-th smallest value, k = clamp(ceil(q * count()), 1, count()), so q = 0 gives the min
+  /// and q = 1 the max (both exact). Otherwise the bucket_value() of its bucket clamped to [min(), max()]:
+  /// within 1/129 of the true k-th value. 0 when empty. q outside [0, 1] (or NaN) is clamped (NaN as 0).
+  std::int64_t quantile(double q) const noexcept {
+    if (total_ == 0) return 0;
+    const std::uint64_t k = rank(q, total_);
+    if (k == 1) return min_;
+    if (k == total_) return max_;
+    const std::size_t first = bucket_index(min_) - lo_, last = bucket_index(max_) - lo_;
+    std::uint64_t seen = 0;
+    for (std::size_t j = first; j <= last; ++j) {
+      seen += counts_[j];
+      if (seen >= k) {
+        const std::int64_t r = bucket_value(static_cast<std::uint32_t>(j + lo_));
+        return r < min_ ? min_ : (r > max_ ? max_ : r);
+      }
+    }
+    return max_;  // not reached: the counts between min and max add up to count()
+  }
+
+  /// The 1-based nearest rank quantile() uses for q over n >= 1 values.
+  static std::uint64_t rank(double q, std::uint64_t n) noexcept {
+    if (!(q > 0.0)) return 1;
+    const double r = std::ceil(q * static_cast<double>(n));
+    if (r <= 1.0) return 1;
+    if (r >= static_cast<double>(n)) return n;
+    return static_cast<std::uint64_t>(r);
+  }
+
+  /// Counters held (the window's width), empty or not.
+  std::size_t bucket_count() const noexcept { return counts_.size(); }
+  /// Bytes this histogram occupies: the object and its counter storage.
+  std::size_t memory_bytes() const noexcept { return sizeof(*this) + counts_.capacity() * sizeof(std::uint64_t); }
+
+  /// Forgets every value and counter; keeps the window, so refilling it does not allocate.
+  void clear() noexcept {
+    if (total_ != 0) {  // every non-zero counter lies between min's and max's buckets
+      const auto first = counts_.begin() + (bucket_index(min_) - lo_), last = counts_.begin() + (bucket_index(max_) - lo_);
+      std::fill(first, last + 1, std::uint64_t{0});
+    }
+    total_ = lost_ = negatives_ = 0;
+    min_ = (std::numeric_limits<std::int64_t>::max)();
+    max_ = 0;
+  }
+
+  /// Calls f(lower, upper, count) for each non-empty bucket in ascending order (bounds inclusive), e.g. to
+  /// serialize: recording each `lower` `count` times rebuilds the same buckets.
+  template <class F>
+  void for_each_bucket(F&& f) const {
+    for (std::size_t j = 0; j < counts_.size(); ++j) {
+      if (counts_[j] == 0) continue;
+      const auto i = static_cast<std::uint32_t>(j + lo_);
+      f(bucket_lower(i), bucket_upper(i), counts_[j]);
+    }
+  }
+
+ private:
+  static constexpr int highest_bit(std::uint64_t u) noexcept {  // u != 0
+#if defined(__GNUC__) || defined(__clang__)
+    return 63 - __builtin_clzll(u);
+#else
+    int h = 0;
+    for (int s = 32; s > 0; s >>= 1) {
+      if (u >> s) {
+        u >>= s;
+        h += s;
+      }
+    }
+    return h;
+#endif
+  }
+
+  void note(std::int64_t lo, std::int64_t hi, std::uint64_t n) noexcept {
+    total_ += n;
+    if (lo < min_) min_ = lo;
+    if (hi > max_) max_ = hi;
+  }
+
+  /// Grows the window to hold buckets [a, b] (a <= b), with growth_slack on each side it extends. False,
+  /// with nothing changed, when the allocation fails.
+  SCOPEPROF_NOINLINE bool cover(std::uint32_t a, std::uint32_t b) noexcept {
+    const bool empty = counts_.empty();
+    const std::uint32_t hi = empty ? 0 : lo_ + static_cast<std::uint32_t>(counts_.size()) - 1;
+    std::uint32_t new_lo = empty ? a : (std::min)(a, lo_);
+    std::uint32_t new_hi = empty ? b : (std::max)(b, hi);
+    if (empty || new_lo < lo_) new_lo = new_lo > growth_slack ? new_lo - growth_slack : 0;
+    if (empty || new_hi > hi) new_hi = (std::min)(new_hi + growth_slack, max_buckets - 1);
+    if (!empty && new_lo == lo_ && new_hi == hi) return true;
+    try {
+      std::vector<std::uint64_t> next(std::size_t{new_hi} - new_lo + 1, 0);
+      std::copy(counts_.begin(), counts_.end(), next.begin() + (empty ? 0 : lo_ - new_lo));
+      counts_.swap(next);
+      lo_ = new_lo;
+      return true;
+    } catch (...) {  // std::bad_alloc
+      return false;
+    }
+  }
+
+  std::vector<std::uint64_t> counts_;  // counts_[j]: bucket lo_ + j
+  std::uint32_t lo_ = 0;
+  std::uint64_t total_ = 0;
+  std::uint64_t lost_ = 0;
+  std::uint64_t negatives_ = 0;
+  std::int64_t min_ = (std::numeric_limits<std::int64_t>::max)();
+  std::int64_t max_ = 0;
+};
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/log_histogram.hpp ----
+// ---- begin scopeprof/detail/running_stats.hpp ----
+// scopeprof: streaming count, sum, min, max, mean and standard deviation of int64 values (nanoseconds), in
+// constant memory. Welford's update for one value; Chan, Golub and LeVeque's pairwise combination for merging
+// two partial results (per thread, per collect), so the order of folding does not matter beyond rounding.
+
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// Streaming statistics of int64 values. count, sum, min and max are exact (sum: see below); mean and the
+/// deviation are doubles. Empty: count 0, sum 0, min INT64_MAX, max INT64_MIN, mean 0, stddev 0.
+struct running_stats {
+  std::uint64_t count = 0;
+  /// Exact while the true total fits an int64. Each addition saturates at INT64_MAX (INT64_MIN) instead of
+  /// wrapping: non-negative nanoseconds reach it after 2^63 ns, about 292 years of summed time (or after two
+  /// values near 2^62). mean() and stddev() do not use it and stay right past that.
+  std::int64_t sum = 0;
+  std::int64_t min = (std::numeric_limits<std::int64_t>::max)();
+  std::int64_t max = (std::numeric_limits<std::int64_t>::min)();
+
+  /// Adds one value (Welford's update).
+  void add(std::int64_t v) noexcept {
+    ++count;
+    sum = saturating_add(sum, v);
+    if (v < min) min = v;
+    if (v > max) max = v;
+    const double x = static_cast<double>(v);
+    const double d = x - mean_;
+    mean_ += d / static_cast<double>(count);
+    m2_ += d * (x - mean_);
+  }
+
+  /// Adds every value `o` holds, as if they had been add()ed here (Chan et al.). Merging an empty one
+  /// changes nothing; merging into an empty one copies `o`.
+  void merge(const running_stats& o) noexcept {
+    if (o.count == 0) return;
+    if (count == 0) {
+      *this = o;
+      return;
+    }
+    const double na = static_cast<double>(count);
+    const double nb = static_cast<double>(o.count);
+    const double n = na + nb;
+    const double d = o.mean_ - mean_;
+    mean_ += d * (nb / n);
+    m2_ += o.m2_ + d * d * (na * (nb / n));
+    count += o.count;
+    sum = saturating_add(sum, o.sum);
+    if (o.min < min) min = o.min;
+    if (o.max > max) max = o.max;
+  }
+
+  /// Arithmetic mean (0 when empty). Rounded to double, not derived from `sum`.
+  double mean() const noexcept { return count ? mean_ : 0.0; }
+  /// Population variance: the sum of squared deviations divided by count, not count - 1 (0 when empty).
+  double variance() const noexcept { return count ? (m2_ > 0 ? m2_ / static_cast<double>(count) : 0.0) : 0.0; }
+  /// Population standard deviation, sqrt(variance()).
+  double stddev() const noexcept { return std::sqrt(variance()); }
+
+  /// a + b clamped to the int64 range.
+  static std::int64_t saturating_add(std::int64_t a, std::int64_t b) noexcept {
+    constexpr std::int64_t hi = (std::numeric_limits<std::int64_t>::max)();
+    constexpr std::int64_t lo = (std::numeric_limits<std::int64_t>::min)();
+    if (b > 0 && a > hi - b) return hi;
+    if (b < 0 && a < lo - b) return lo;
+    return a + b;
+  }
+
+ private:
+  double mean_ = 0.0;  // running mean
+  double m2_ = 0.0;    // sum of squared deviations from the running mean
+};
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/running_stats.hpp ----
+
+#include <cstdint>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// Relative error bound of every quantile a distribution reports (log_histogram's 1/129).
+constexpr double quantile_relative_error = 1.0 / 129.0;
+
+/// One quantity's distribution: exact count/sum/min/max/mean/stddev and quantiles within 1/129.
+struct distribution {
+  running_stats stats;
+  log_histogram histogram;
+  void add(std::int64_t v) noexcept {
+    stats.add(v);
+    histogram.record(v);
+  }
+  void merge(const distribution& o) noexcept {
+    stats.merge(o.stats);
+    histogram.merge(o.histogram);
+  }
+  /// Empty again; the histogram keeps its window.
+  void clear() noexcept {
+    stats = running_stats{};
+    histogram.clear();
+  }
+};
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/distribution.hpp ----
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// The statistics of one call path (host quantities; device quantities join them later).
+struct path_stats {
+  distribution host_total;
+  distribution host_self;
+  void merge(const path_stats& o) noexcept {
+    host_total.merge(o.host_total);
+    host_self.merge(o.host_self);
+  }
+  void clear() noexcept {
+    host_total.clear();
+    host_self.clear();
+  }
+};
+
+/// A tree of call paths: node 0 is the root (no site); every other node is (parent, site), created once.
+/// Nodes are created parent first, so ascending ids visit parents before children. clear() keeps every
+/// node's storage (and its histograms' windows) for reuse, so a tree refilled with the same paths, as the
+/// partial trees of a loop are, allocates nothing.
+class path_tree {
+ public:
+  static constexpr std::uint32_t root = 0;
+  struct node {
+    std::uint32_t parent = root;
+    std::uint32_t site = (std::numeric_limits<std::uint32_t>::max)();
+    std::uint32_t depth = 0;  // 0 for the root's children
+    path_stats stats;
+  };
+
+  path_tree() { nodes_.emplace_back(); }
+
+  /// The node for `site` under `parent`, created if needed. May throw (out of memory).
+  std::uint32_t child(std::uint32_t parent, std::uint32_t site) {
+    const std::uint64_t key = (std::uint64_t{parent} << 32) | site;
+    if ((size_ + 1) * 2 > slots_.size()) rehash(slots_.empty() ? 16 : slots_.size() * 2);
+    const std::size_t mask = slots_.size() - 1;
+    std::size_t i = hash(key) & mask;
+    for (; slots_[i].generation == generation_; i = (i + 1) & mask)
+      if (slots_[i].key == key) return slots_[i].id;
+    const std::uint32_t id = size_ + 1;
+    if (id == nodes_.size()) nodes_.emplace_back();
+    node& n = nodes_[id];
+    n.parent = parent;
+    n.site = site;
+    n.depth = parent == root ? 0 : nodes_[parent].depth + 1;
+    slots_[i] = {key, id, generation_};
+    ++size_;
+    return id;
+  }
+
+  node& at(std::uint32_t id) noexcept { return nodes_[id]; }
+  const node& at(std::uint32_t id) const noexcept { return nodes_[id]; }
+  /// Nodes other than the root.
+  std::uint32_t size() const noexcept { return size_; }
+  bool empty() const noexcept { return size_ == 0; }
+
+  /// Merge all of `from` under node `at` of this tree (from's root stands for `at`).
+  void graft(const path_tree& from, std::uint32_t at) {
+    scratch_.resize(std::size_t{from.size_} + 1);
+    scratch_[root] = at;
+    for (std::uint32_t i = 1; i <= from.size_; ++i) {
+      const node& f = from.nodes_[i];
+      scratch_[i] = child(scratch_[f.parent], f.site);
+      nodes_[scratch_[i]].stats.merge(f.stats);
+    }
+  }
+
+  /// Forget every node but the root; their storage stays for the next ones.
+  void clear() noexcept {
+    for (std::uint32_t i = 1; i <= size_; ++i) nodes_[i].stats.clear();
+    size_ = 0;
+    if (++generation_ == 0) {  // wrapped: no slot may look current
+      for (auto& s : slots_) s.generation = 0;
+      generation_ = 1;
+    }
+  }
+
+ private:
+  struct slot {
+    std::uint64_t key = 0;
+    std::uint32_t id = 0;
+    std::uint32_t generation = 0;  // the slot is in use when it equals generation_
+  };
+  static std::uint64_t hash(std::uint64_t k) noexcept {
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdull;
+    return k ^ (k >> 33);
+  }
+  void rehash(std::size_t n) {
+    std::vector<slot> next(n);
+    for (const slot& s : slots_) {
+      if (s.generation != generation_) continue;
+      std::size_t i = hash(s.key) & (n - 1);
+      while (next[i].generation == 1) i = (i + 1) & (n - 1);
+      next[i] = {s.key, s.id, 1};
+    }
+    slots_.swap(next);
+    generation_ = 1;
+  }
+
+  std::vector<node> nodes_;          // [0] is the root; [1, size_] are in use; the rest wait for reuse
+  std::uint32_t size_ = 0;
+  std::vector<slot> slots_;          // open addressing over (parent, site)
+  std::uint32_t generation_ = 1;
+  std::vector<std::uint32_t> scratch_;  // graft(): node ids of `from` in this tree
+};
+
+/// One finished scope as the folder needs it.
+struct fold_input {
+  std::uint32_t site;
+  std::uint32_t depth;
+  std::int64_t begin_ns;
+  std::int64_t end_ns;
+};
+
+/// Folds one thread's records, in the order the thread wrote them, into a process-wide path_tree.
+class thread_fold {
+ public:
+  /// Fold one finished scope. May throw (out of memory); the scope is then not counted.
+  void add(const fold_input& r, path_tree& into) {
+    const std::size_t d = r.depth;
+    ensure_depth(d + 1);
+    level& children = levels_[d + 1];
+    const std::int64_t total = r.end_ns - r.begin_ns;
+    const bool adopted = children.tree.empty() || children.first_begin >= r.begin_ns;
+    const std::int64_t self = adopted ? total - children.child_total : total;
+    path_tree& target = d == 0 ? into : levels_[d].tree;
+    const std::uint32_t id = target.child(path_tree::root, r.site);
+    path_stats& s = target.at(id).stats;
+    s.host_total.add(total);
+    s.host_self.add(self);
+    if (!children.tree.empty()) {
+      if (adopted) {
+        target.graft(children.tree, id);
+      } else {
+        into.graft(children.tree, path_tree::root);
+        orphans_ += children.count;
+      }
+    }
+    children.reset();
+    level& here = levels_[d];
+    if (d != 0 && here.count == 0) here.first_begin = r.begin_ns;
+    here.child_total += total;
+    ++here.count;
+  }
+
+  /// Scopes that ended under a scope whose record never came (it was dropped): counted at the root.
+  std::uint64_t orphans() const noexcept { return orphans_; }
+
+  /// reset(): forget what ended under scopes still open, but not how long it took, so those scopes' self
+  /// times stay right when they end.
+  void clear_statistics() noexcept {
+    for (level& l : levels_) l.tree.clear();
+    orphans_ = 0;
+  }
+
+  /// What ended under scopes still open, as partial trees by depth (depth d: children of the open scope at
+  /// depth d-1), for a report made now. Depth 0 is never pending.
+  template <class F>
+  void for_each_pending(F&& f) const {
+    for (std::size_t d = 1; d < levels_.size(); ++d)
+      if (!levels_[d].tree.empty()) f(d, levels_[d].tree);
+  }
+
+ private:
+  struct level {
+    path_tree tree;                 // what ended at this depth since the parent began (relative paths)
+    std::int64_t child_total = 0;   // sum of the host totals of those scopes
+    std::int64_t first_begin = 0;   // begin of the first of them
+    std::uint64_t count = 0;        // scopes that ended at this depth (not their descendants)
+    void reset() noexcept {
+      tree.clear();
+      child_total = 0;
+      first_begin = 0;
+      count = 0;
+    }
+  };
+
+  void ensure_depth(std::size_t d) {
+    while (levels_.size() <= d) levels_.emplace_back();
+  }
+
+  std::vector<level> levels_;
+  std::uint64_t orphans_ = 0;
+};
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/call_path_fold.hpp ----
+// ---- begin scopeprof/detail/raw_snapshot.hpp ----
+// scopeprof: what collect() hands to the report builder: per-thread records already in nanoseconds, the
+// call sites, the counts, the evidence, and the CUPTI records. The recorder and the backends fill it;
+// build_report() (the builder, report_builder.hpp) turns it into a report. Neither side sees the other.
+
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+class report;
+
+namespace detail {
+
+/// What collect() gathers before any analysis: one thread's records, already converted to nanoseconds.
+struct raw_instance {
+  std::uint32_t site = 0;
+  std::uint32_t depth = 0;  // nesting level at entry, as recorded
+  std::int64_t host_begin_ns = 0;
+  std::int64_t host_end_ns = 0;
+  device_status device = device_status::not_timed;
+  std::int32_t device_id = -1;
+  std::uint64_t stream = 0;
+  std::int64_t device_begin_ns = 0;
+  std::int64_t device_end_ns = 0;
+};
+
+/// A CUPTI record as collect() attributes it: thread = position in raw_snapshot::threads, record =
+/// position in that thread's records (-1 for both: launched outside any recorded scope).
+struct raw_activity {
+  activity_kind kind = activity_kind::kernel;
+  std::int64_t thread = -1;
+  std::int64_t record = -1;
+  std::uint32_t name = 0;  // index into raw_snapshot::activity_names
+  std::int32_t device = -1;
+  std::uint32_t stream = 0;
+  std::uint32_t graph = 0;
+  std::int64_t begin_ns = 0;
+  std::int64_t end_ns = 0;
+  std::uint32_t correlation = 0;  // CUPTI correlation id of the launching API call
+  // The launching runtime/driver API call where CUPTI recorded it (as in device_activity).
+  std::uint32_t launch_name = device_activity::no_launch;  // index into raw_snapshot::activity_names
+  bool launch_driver = false;
+  std::uint64_t launch_thread = 0;  // OS thread id
+  std::int64_t launch_begin_ns = 0;
+  std::int64_t launch_end_ns = 0;
+};
+
+/// A next_step() call: its process-wide sequence number, the thread (position in raw_snapshot::threads),
+/// its time, and the scopes open on that thread then.
+struct raw_step {
+  std::uint64_t sequence = 0;
+  std::uint32_t thread = 0;
+  std::int64_t ns = 0;
+  std::uint32_t open_scopes = 0;
+};
+
+/// Where a run of consecutive log indices starts in raw_thread::records.
+struct record_run {
+  std::uint64_t first_index = 0;  // the thread's log index of records[position]
+  std::uint64_t position = 0;
+};
+
+struct raw_thread {
+  thread_desc desc;
+  std::vector<raw_instance> records;  // in the order scopes ended (post-order)
+  /// The log indices of `records`, as runs (one run when the timeline kept every scope since the reset).
+  /// Empty: records[i] has index i (a snapshot built by hand).
+  std::vector<record_run> runs;
+
+  /// The position in `records` of the record with this log index, or -1 when the timeline does not hold it.
+  std::int64_t position_of(std::uint64_t index) const noexcept {
+    if (runs.empty()) return index < records.size() ? static_cast<std::int64_t>(index) : -1;
+    std::size_t lo = 0, hi = runs.size();  // the last run whose first_index <= index
+    while (hi - lo > 1) {
+      const std::size_t mid = lo + (hi - lo) / 2;
+      (runs[mid].first_index <= index ? lo : hi) = mid;
+    }
+    const record_run& r = runs[lo];
+    if (index < r.first_index) return -1;
+    const std::uint64_t end = lo + 1 < runs.size() ? runs[lo + 1].position : records.size();
+    const std::uint64_t pos = r.position + (index - r.first_index);
+    return pos < end ? static_cast<std::int64_t>(pos) : -1;
+  }
+};
+
+/// The tables' host figures folded from every scope recorded since the last reset(), whether or not the
+/// timeline kept it (call_path_fold.hpp). Durations are in host clock ticks: ns = ticks * ns_per_tick.
+/// collect() fills it only when the timeline has left scopes out: otherwise the records hold every scope.
+struct folded_paths {
+  bool present = false;  // false: the tables come from the records alone
+  path_tree tree;
+  double ns_per_tick = 1.0;
+  std::uint64_t orphans = 0;  // scopes whose parent's record is missing or still open, placed at the root
+};
+
+struct raw_snapshot {
+  std::vector<site_desc> sites;
+  std::vector<raw_thread> threads;
+  scope_counts counts;
+  evidence sources;
+  std::int64_t origin_ns = 0;  // the process's time zero for traces
+  std::string warnings;        // lines the report prints in its header
+  std::vector<raw_activity> activities;  // CUPTI records (used only when sources.cupti_valid)
+  std::vector<std::string> activity_names;
+  std::vector<raw_step> steps;   // every thread's step marks, in no particular order
+  std::uint64_t steps_lost = 0;  // next_step() calls not recorded (out of memory)
+  folded_paths folded;
+  timeline_counts timeline;
+};
+
+/// Build a report from a raw snapshot (collect() does this; tests may too, with <scopeprof.hpp> and this
+/// header). Defined in impl/report.hpp.
+SCOPEPROF_API report build_report(raw_snapshot raw);
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/raw_snapshot.hpp ----
+// ---- begin scopeprof/detail/snapshot.hpp ----
+// scopeprof: what collect() and reset() do to the recorder, without stopping any thread. The lists are
+// copied under the registry mutex, each thread's chunks are walked without a lock (chunked_log.hpp), and
+// everything slow (converting records, waiting for the GPU, building the report) runs with only collect_mu
+// held, which no scope ever takes. Chunks are freed only by reset() and thread buffers only by
+// release_exited(), both under collect_mu, so the copies stay valid while collect() reads them.
+
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// Read one thread's counters as one consistent set, without stopping the owner. `recorded` and
+/// `dropped` are read first (acquire): every scope they count was entered before, so the `entered` read
+/// afterwards includes it, and in_flight = entered - recorded - dropped is never negative.
+struct thread_counters {
+  std::uint64_t entered = 0, recorded = 0, dropped = 0;
+};
+inline thread_counters read_counters(const thread_buffer& b) noexcept {
+  const std::uint64_t recorded = b.records.published.load(std::memory_order_acquire);
+  const std::uint64_t dropped = b.dropped.load(std::memory_order_acquire);
+  const std::uint64_t entered = b.entered.load(std::memory_order_acquire);
+  return {entered, recorded, dropped};
+}
+
+/// One thread as collect() sees it: its counters and the chunks that hold its published records.
+struct thread_view {
+  thread_buffer* buffer = nullptr;
+  std::uint32_t ordinal = 0;
+  std::uint64_t os_id = 0;
+  bool exited = false;
+  std::string name;
+  thread_counters counters;
+  std::uint64_t recorded_floor = 0, dropped_floor = 0, entered_floor = 0;
+  std::uint64_t device_floor = 0, device_count = 0;
+  std::vector<record_chunk*> chunks;
+  std::vector<device_chunk*> device_chunks;
+  std::uint64_t step_floor = 0, step_count = 0;
+  std::vector<step_chunk*> step_chunks;
+};
+
+struct registry_view {
+  std::vector<thread_view> threads;
+  std::vector<const site_info*> sites;  // never freed; their names never change after registration
+  std::uint64_t unattached = 0;
+};
+
+/// Copy the lists (registry mutex held only for the copy) and each thread's chunk list (its own mutex).
+/// Counters are read before the chunk list: a chunk is added before any record in it is published.
+inline registry_view view_registry(registry& r) {
+  registry_view v;
+  {
+    std::lock_guard<std::mutex> lock(r.mu);
+    v.sites.reserve(r.sites.size());
+    for (const auto& s : r.sites) v.sites.push_back(s.get());
+    v.threads.resize(r.threads.size());
+    for (std::size_t i = 0; i < r.threads.size(); ++i) {
+      thread_view& t = v.threads[i];
+      t.buffer = r.threads[i];
+      t.ordinal = t.buffer->ordinal;
+      t.os_id = t.buffer->os_id;
+      t.exited = t.buffer->exited;
+    }
+    v.unattached = r.unattached_drops.load(std::memory_order_relaxed) - r.unattached_floor;
+  }
+  for (thread_view& t : v.threads) {
+    thread_buffer& b = *t.buffer;
+    t.counters = read_counters(b);
+    t.device_count = b.device.published.load(std::memory_order_acquire);
+    {
+      std::lock_guard<std::mutex> lock(b.mu);
+      t.name = b.name;
+    }
+    t.recorded_floor = b.recorded_floor;
+    t.dropped_floor = b.dropped_floor;
+    t.entered_floor = b.entered_floor;
+    t.device_floor = b.device.floor;
+    t.chunks = b.records.chunk_list();
+    t.device_chunks = b.device.chunk_list();
+    t.step_count = b.steps.published.load(std::memory_order_acquire);
+    t.step_floor = b.steps.floor;
+    t.step_chunks = b.steps.chunk_list();
+  }
+  return v;
+}
+
+/// One thread's description and counts since the last reset() (its records come from the timeline).
+inline raw_thread describe_thread(const thread_view& t) {
+  raw_thread out;
+  out.desc.index = t.ordinal;
+  out.desc.os_id = t.os_id;
+  out.desc.exited = t.exited;
+  out.desc.name = t.name;
+  scope_counts& c = out.desc.counts;
+  c.recorded = t.counters.recorded - t.recorded_floor;
+  c.dropped = t.counters.dropped - t.dropped_floor;
+  c.entered = t.counters.entered - t.entered_floor;
+  c.in_flight = c.entered - c.recorded - c.dropped;
+  return out;
+}
+
+/// One thread's step marks since its floor (thread = its position in raw_snapshot::threads).
+inline void read_steps(const thread_view& t, std::uint32_t thread, const tick_converter& conv, std::vector<raw_step>& out) {
+  chunked_log<step_mark>::for_each(t.step_chunks, t.step_floor, t.step_count, [&](std::uint64_t, const step_mark& m) {
+    out.push_back({m.sequence, thread, conv.to_ns(m.ticks), m.open_scopes});
+  });
+}
+
+/// reset() for one thread: raise its floors to the counters `c` (read, and drained, just before), free
+/// the chunks that hold only discarded records (all of them for a thread that exited; never the one its
+/// owner writes to). The backends discard their own logs (backend_hooks::reset). Under collect_mu.
+inline void discard_thread(registry& r, thread_buffer& b, const thread_counters& c, bool exited) {
+  b.recorded_floor = c.recorded;
+  b.dropped_floor = c.dropped;
+  b.entered_floor = c.recorded + c.dropped;  // scopes open now stay counted as entered
+  b.records.discard_below(c.recorded, exited, [&](record_chunk* ch) { return_chunk(r, ch); });
+  // The newest step mark stays: it begins the step under way, which the next mark completes.
+  const std::uint64_t marks = b.steps.published.load(std::memory_order_acquire);
+  const std::uint64_t keep_from = exited || marks == 0 ? marks : marks - 1;
+  if (keep_from > b.steps.floor) b.steps.discard_below(keep_from, exited, [](step_chunk* ch) { step_chunk::destroy(ch); });
+}
+
+/// Threads that had exited when discard_thread() emptied them: out of the registry and freed, so thread
+/// churn costs no memory after a reset(). `forget(sorted)` tells other per-thread state (the CUPTI
+/// collector's) which buffers are gone, in one pass, sorted by address. Under collect_mu.
+template <class Forget>
+inline void release_exited(registry& r, const std::vector<thread_buffer*>& emptied, Forget&& forget) {
+  if (emptied.empty()) return;
+  std::vector<thread_buffer*> sorted(emptied);
+  std::sort(sorted.begin(), sorted.end(), std::less<thread_buffer*>());
+  {
+    std::lock_guard<std::mutex> lock(r.mu);
+    r.threads.erase(std::remove_if(r.threads.begin(), r.threads.end(),
+                                   [&](thread_buffer* b) {
+                                     return std::binary_search(sorted.begin(), sorted.end(), b, std::less<thread_buffer*>());
+                                   }),
+                    r.threads.end());
+  }
+  forget(static_cast<const std::vector<thread_buffer*>&>(sorted));
+  for (thread_buffer* b : emptied) delete b;  // its chunks went back in discard_thread()
+}
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/snapshot.hpp ----
+// ---- begin scopeprof/detail/timeline.hpp ----
+// scopeprof: the timeline: which finished scopes are kept one by one for traces, and where. The tables
+// never depend on it (every scope is folded into them, drain.hpp); SCOPEPROF_TRACE only bounds what the
+// trace, speedscope and HTML outputs can show:
+//   all        every scope up to SCOPEPROF_MAX_RECORDS, then the timeline stops growing (the default)
+//   off        no scope: tables only
+//   last:N     the newest N scopes of the process (a flight recorder)
+//   steps:A-B  the scopes that overlap steps A to B (PROF_STEP(); step N runs from mark N to mark N + 1)
+
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+enum class trace_mode : std::uint8_t { all, off, last, steps };
+
+struct trace_policy {
+  trace_mode mode = trace_mode::all;
+  std::uint64_t last_n = 0;                    // last:N
+  std::uint64_t first_step = 0, last_step = 0;  // steps:A-B
+  std::string text = "all";
+};
+
+/// Parse a SCOPEPROF_TRACE value (empty: all). False, with `why`, for anything else; `out` is then unchanged.
+inline bool parse_trace_policy(const std::string& value, trace_policy& out, std::string& why) {
+  const auto number = [](const std::string& s, std::uint64_t& n) {
+    if (s.empty() || s.size() > 18 || s.find_first_not_of("0123456789") != std::string::npos) return false;
+    n = std::strtoull(s.c_str(), nullptr, 10);
+    return true;
+  };
+  trace_policy p;
+  if (value.empty() || value == "all") {
+    out = p;
+    return true;
+  }
+  if (value == "off") {
+    p.mode = trace_mode::off;
+  } else if (value.rfind("last:", 0) == 0) {
+    p.mode = trace_mode::last;
+    if (!number(value.substr(5), p.last_n) || p.last_n == 0 || p.last_n > (std::uint64_t{1} << 32)) {
+      why = "last:N needs a whole number N from 1 to 2^32";
+      return false;
+    }
+  } else if (value.rfind("steps:", 0) == 0) {
+    p.mode = trace_mode::steps;
+    const std::string range = value.substr(6);
+    const std::size_t dash = range.find('-');
+    const bool ok = dash == std::string::npos
+                        ? number(range, p.first_step) && (p.last_step = p.first_step, true)
+                        : number(range.substr(0, dash), p.first_step) && number(range.substr(dash + 1), p.last_step);
+    if (!ok || p.last_step < p.first_step) {
+      why = "steps:A-B needs step numbers A <= B (or steps:A for one step)";
+      return false;
+    }
+  } else {
+    why = "expected all, off, last:N or steps:A-B";
+    return false;
+  }
+  p.text = value;
+  out = p;
+  return true;
+}
+
+/// One thread's kept records, in blocks that grow from 64 to 4096 records (a thread with a few scopes holds
+/// little; growing never copies what is there), with the log index of each as runs of consecutive indices.
+class record_store {
+ public:
+  static constexpr std::uint64_t first_block = 64, max_block = 4096;
+
+  /// May throw (out of memory); nothing is added then.
+  void push(std::uint64_t index, const record& rec) {
+    if (size_ == room_) {
+      const std::uint64_t n = blocks_.empty() ? first_block : (std::min)(blocks_.back().size * 4, max_block);
+      blocks_.push_back({std::unique_ptr<record[]>(new record[n]), n});
+      room_ += n;
+    }
+    if (runs_.empty() || runs_.back().first_index + (size_ - runs_.back().position) != index) runs_.push_back({index, size_});
+    block& b = blocks_.back();
+    b.items[b.size - (room_ - size_)] = rec;
+    ++size_;
+  }
+  std::uint64_t size() const noexcept { return size_; }
+  /// f(record) for each record kept, in order.
+  template <class F>
+  void for_each(F&& f) const {
+    std::uint64_t left = size_;
+    for (const block& b : blocks_)
+      for (std::uint64_t i = 0; i < b.size && left > 0; ++i, --left) f(b.items[i]);
+  }
+  const std::vector<record_run>& runs() const noexcept { return runs_; }
+  /// Empty again; the memory goes back.
+  void clear() noexcept {
+    std::vector<block>().swap(blocks_);
+    std::vector<record_run>().swap(runs_);
+    size_ = room_ = 0;
+  }
+
+ private:
+  struct block {
+    std::unique_ptr<record[]> items;
+    std::uint64_t size;
+  };
+  std::vector<block> blocks_;
+  std::vector<record_run> runs_;
+  std::uint64_t size_ = 0, room_ = 0;
+};
+
+/// last:N: the newest N records of the process, oldest first, each with its thread and log index.
+class record_ring {
+ public:
+  struct entry {
+    record rec;
+    std::uint64_t index;
+    const thread_buffer* thread;
+  };
+  /// Room for n records (allocated as they come). Forgets what it held.
+  void reset(std::uint64_t n) noexcept {
+    std::vector<entry>().swap(items_);
+    capacity_ = n;
+    next_ = 0;
+  }
+  /// Keep one record; returns true when it pushed out the oldest one. May throw (out of memory).
+  bool put(const entry& e) {
+    if (items_.size() < capacity_) {
+      items_.push_back(e);
+      return false;
+    }
+    items_[next_] = e;
+    next_ = next_ + 1 == items_.size() ? 0 : next_ + 1;
+    return true;
+  }
+  std::uint64_t size() const noexcept { return items_.size(); }
+  /// f(entry) from the oldest to the newest.
+  template <class F>
+  void for_each(F&& f) const {
+    for (std::size_t i = 0; i < items_.size(); ++i) f(items_[(next_ + i) % items_.size()]);
+  }
+
+ private:
+  std::vector<entry> items_;
+  std::uint64_t capacity_ = 0;
+  std::size_t next_ = 0;  // the oldest entry once the ring is full
+};
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/timeline.hpp ----
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// registry::drain_thread: none yet, running, off (SCOPEPROF_DRAIN=0, or the process is exiting), or it
+/// could not be started.
+enum drain_thread_state : std::uint8_t { drain_none = 0, drain_running = 1, drain_off = 2, drain_failed = 3 };
+
+/// What the drain keeps of one thread.
+struct thread_drain {
+  thread_fold fold;
+  std::uint64_t folded = 0;       // log index of the next record to fold
+  std::uint64_t step_cursor = 0;  // next step mark to look at (steps:A-B)
+  record_store kept;              // the timeline's records of this thread (all, steps:A-B)
+};
+
+/// The drain's state, process-wide; under collect_mu.
+struct drain_state {
+  trace_policy policy;
+  path_tree tree;  // every folded scope whose path is complete, host durations in ticks
+  std::unordered_map<const thread_buffer*, thread_drain> threads;
+  record_ring ring;                  // last:N
+  std::uint64_t kept = 0;            // records the timeline holds
+  std::uint64_t left_out = 0;        // folded, not in the timeline
+  std::uint64_t fold_failed = 0;     // not folded: out of memory
+  std::uint64_t step_begin = 0;      // steps:A-B: ticks of mark A (0: not seen yet) ...
+  std::uint64_t step_end = 0;        // ... and of mark B + 1 (0: not seen yet)
+  std::uint64_t passes = 0;          // drain passes run
+  std::uint64_t background_passes = 0;
+  std::uint64_t folded_total = 0;    // records folded by all passes (not reset)
+  std::uint64_t pass_ns_total = 0;   // steady-clock time spent in passes
+  std::uint64_t pass_ns_max = 0;
+};
+
+/// The process's drain state: created on first use, never destroyed (the drain thread may still run
+/// while static objects are destroyed at exit).
+SCOPEPROF_API drain_state& the_drain();
+
+/// steps:A-B: find the marks that open and close the window among those published since the last pass.
+inline void scan_step_marks(drain_state& d, const registry_view& view) {
+  const std::uint64_t open = d.policy.first_step, close = d.policy.last_step + 1;
+  for (const thread_view& t : view.threads) {
+    thread_drain& td = d.threads[t.buffer];
+    const std::uint64_t from = (std::max)(td.step_cursor, t.step_floor);
+    chunked_log<step_mark>::for_each(t.step_chunks, from, t.step_count, [&](std::uint64_t, const step_mark& m) {
+      if (m.sequence == open) d.step_begin = m.ticks ? m.ticks : 1;
+      if (m.sequence == close) d.step_end = m.ticks ? m.ticks : 1;
+    });
+    td.step_cursor = (std::max)(from, t.step_count);
+  }
+}
+
+/// Give one folded record to the timeline. May throw (out of memory).
+inline void keep_in_timeline(drain_state& d, const registry& r, thread_drain& td, const thread_buffer* owner,
+                             std::uint64_t index, const record& rec) {
+  bool keep = false;
+  switch (d.policy.mode) {
+    case trace_mode::all: keep = d.kept < r.max_records.load(std::memory_order_relaxed); break;
+    case trace_mode::off: break;
+    case trace_mode::steps:  // bounded as `all` is: a window of steps may hold more scopes than expected
+      keep = d.step_begin != 0 && rec.end_ticks >= d.step_begin && (d.step_end == 0 || rec.begin_ticks < d.step_end) &&
+             d.kept < r.max_records.load(std::memory_order_relaxed);
+      break;
+    case trace_mode::last:
+      if (d.ring.put({rec, index, owner})) ++d.left_out;
+      else ++d.kept;
+      return;
+  }
+  if (!keep) {
+    ++d.left_out;
+    return;
+  }
+  td.kept.push(index, rec);
+  ++d.kept;
+}
+
+/// Fold one thread's records [td.folded, to) and hand the chunks that hold only folded records back.
+/// Returns true when a chunk went back.
+inline bool drain_thread(registry& r, drain_state& d, const thread_view& t) {
+  thread_drain& td = d.threads[t.buffer];
+  thread_buffer& b = *t.buffer;
+  const std::uint64_t to = t.counters.recorded;
+  const std::uint64_t from = (std::max)(td.folded, b.records.floor);
+  if (from < to) {
+    b.records.for_each(from, to, [&](std::uint64_t i, const record& rec) {
+      try {
+        td.fold.add({rec.site, rec.depth, static_cast<std::int64_t>(rec.begin_ticks), static_cast<std::int64_t>(rec.end_ticks)},
+                    d.tree);
+        keep_in_timeline(d, r, td, t.buffer, i, rec);
+      } catch (...) {
+        ++d.fold_failed;  // counted in the report's warnings
+      }
+    });
+  }
+  if (to > from) d.folded_total += to - from;
+  td.folded = (std::max)(from, to);
+  bool freed = false;
+  b.records.discard_below(td.folded, t.exited, [&](record_chunk* ch) {
+    return_chunk(r, ch);
+    freed = true;
+  });
+  return freed;
+}
+
+/// One pass over the threads of `view` (read under collect_mu just before). Under collect_mu.
+inline void drain_pass(registry& r, drain_state& d, const registry_view& view) {
+  const auto start = std::chrono::steady_clock::now();
+  if (d.policy.mode == trace_mode::steps) scan_step_marks(d, view);
+  bool freed = false;
+  for (const thread_view& t : view.threads) freed |= drain_thread(r, d, t);
+  ++d.passes;
+  const auto ns = static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+  d.pass_ns_total += ns;
+  d.pass_ns_max = (std::max)(d.pass_ns_max, ns);
+  if (freed) r.alloc_epoch.fetch_add(1, std::memory_order_acq_rel);  // threads that found the cap reached retry
+}
+
+/// The tables' fold for a report taken now: the complete paths, and what ended under scopes still open
+/// grafted at the root (as the records of such scopes are placed). Under collect_mu. May throw.
+inline void snapshot_fold(const drain_state& d, const registry_view& view, double ns_per_tick, folded_paths& out) {
+  out.present = true;
+  out.ns_per_tick = ns_per_tick;
+  out.tree = d.tree;
+  for (const thread_view& t : view.threads) {
+    const auto it = d.threads.find(t.buffer);
+    if (it == d.threads.end()) continue;
+    out.orphans += it->second.fold.orphans();
+    it->second.fold.for_each_pending([&](std::size_t, const path_tree& pending) {
+      for (std::uint32_t i = 1; i <= pending.size(); ++i)
+        if (pending.at(i).parent == path_tree::root) out.orphans += pending.at(i).stats.host_total.stats.count;
+      out.tree.graft(pending, path_tree::root);
+    });
+  }
+}
+
+inline raw_instance instance_of(const record& rec, const tick_converter& conv) {
+  raw_instance x;
+  x.site = rec.site;
+  x.depth = rec.depth;
+  x.host_begin_ns = conv.to_ns(rec.begin_ticks);
+  x.host_end_ns = conv.to_ns(rec.end_ticks);
+  return x;
+}
+
+/// The timeline's records of each thread of `view` into `raw.threads` (same order; descriptions filled
+/// already). Under collect_mu. May throw.
+inline void read_timeline(const drain_state& d, const registry_view& view, const tick_converter& conv, raw_snapshot& raw) {
+  if (d.policy.mode == trace_mode::last) {
+    std::unordered_map<const thread_buffer*, std::size_t> position;
+    for (std::size_t t = 0; t < view.threads.size(); ++t) position.emplace(view.threads[t].buffer, t);
+    d.ring.for_each([&](const record_ring::entry& e) {
+      const auto it = position.find(e.thread);
+      if (it == position.end()) return;
+      raw_thread& th = raw.threads[it->second];
+      if (th.runs.empty() || th.runs.back().first_index + (th.records.size() - th.runs.back().position) != e.index)
+        th.runs.push_back({e.index, th.records.size()});
+      th.records.push_back(instance_of(e.rec, conv));
+    });
+  } else {
+    for (std::size_t t = 0; t < view.threads.size(); ++t) {
+      const auto it = d.threads.find(view.threads[t].buffer);
+      if (it == d.threads.end()) continue;
+      const record_store& kept = it->second.kept;
+      raw_thread& th = raw.threads[t];
+      th.records.reserve(static_cast<std::size_t>(kept.size()));
+      kept.for_each([&](const record& rec) { th.records.push_back(instance_of(rec, conv)); });
+      th.runs = kept.runs();
+    }
+  }
+  for (const raw_thread& th : raw.threads) raw.timeline.kept += th.records.size();
+  raw.timeline.policy = d.policy.text;
+  raw.timeline.left_out = d.left_out;
+}
+
+/// reset(): forget every folded scope (what ended under scopes still open stays as structure, so their
+/// self times stay right) and the timeline. Threads in `gone` are forgotten altogether. Under collect_mu.
+inline void forget_drained(drain_state& d, const std::vector<thread_buffer*>& gone) noexcept {
+  d.tree.clear();
+  for (auto& [buffer, td] : d.threads) {
+    td.kept.clear();
+    td.fold.clear_statistics();
+  }
+  for (const thread_buffer* b : gone) d.threads.erase(b);
+  d.ring.reset(d.policy.last_n);
+  d.kept = d.left_out = d.fold_failed = 0;
+}
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/drain.hpp ----
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <pthread.h>
+#define SCOPEPROF_HAS_ATFORK 1
+#else
+#define SCOPEPROF_HAS_ATFORK 0
+#endif
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// Time between passes: short while there is much to fold, longer while scopes are few.
+constexpr auto drain_period_busy = std::chrono::milliseconds(1);
+constexpr auto drain_period_idle = std::chrono::milliseconds(10);
+constexpr std::uint64_t drain_busy_records = 65536;
+
+SCOPEPROF_API drain_state& the_drain() {
+  static drain_state* d = new drain_state();  // never destroyed: see the top
+  return *d;
+}
+
+/// One background pass; returns how many records it folded.
+inline std::uint64_t background_pass(registry& r) noexcept {
+  try {
+    std::lock_guard<std::mutex> serial(r.collect_mu);
+    if (r.drain_thread.load(std::memory_order_acquire) != drain_running) return 0;
+    drain_state& d = the_drain();
+    const registry_view view = view_registry(r);
+    std::uint64_t waiting = 0;
+    for (const thread_view& t : view.threads) {
+      const auto it = d.threads.find(t.buffer);
+      const std::uint64_t folded = it == d.threads.end() ? 0 : it->second.folded;
+      if (t.counters.recorded > folded) waiting += t.counters.recorded - folded;
+    }
+    drain_pass(r, d, view);
+    ++d.background_passes;
+    return waiting;
+  } catch (...) {
+    return 0;  // out of memory listing the threads: the next pass tries again
+  }
+}
+
+inline void drain_loop() noexcept {
+  registry& r = the_registry();
+  auto period = drain_period_idle;
+  while (r.drain_thread.load(std::memory_order_acquire) == drain_running) {
+    std::this_thread::sleep_for(period);
+    period = background_pass(r) >= drain_busy_records ? drain_period_busy : drain_period_idle;
+  }
+}
+
+inline void stop_drain_at_exit() noexcept {
+  std::uint8_t running = drain_running;
+  the_registry().drain_thread.compare_exchange_strong(running, drain_off, std::memory_order_acq_rel);
+}
+
+#if SCOPEPROF_HAS_ATFORK
+inline void drain_before_fork() noexcept { the_registry().collect_mu.lock(); }
+inline void drain_after_fork_parent() noexcept { the_registry().collect_mu.unlock(); }
+inline void drain_after_fork_child() noexcept {
+  registry& r = the_registry();
+  r.collect_mu.unlock();
+  std::uint8_t running = drain_running;  // the thread did not come along
+  r.drain_thread.compare_exchange_strong(running, drain_none, std::memory_order_acq_rel);
+}
+#endif
+
+SCOPEPROF_API void start_drain_thread() noexcept {
+  registry& r = the_registry();
+  std::uint8_t none = drain_none;
+  if (!r.drain_thread.compare_exchange_strong(none, drain_running, std::memory_order_acq_rel)) return;
+  static std::once_flag hooks;
+  try {
+    std::call_once(hooks, [] {
+      std::atexit(&stop_drain_at_exit);
+#if SCOPEPROF_HAS_ATFORK
+      pthread_atfork(&drain_before_fork, &drain_after_fork_parent, &drain_after_fork_child);
+#endif
+    });
+    std::thread(&drain_loop).detach();
+  } catch (...) {
+    r.drain_thread.store(drain_failed, std::memory_order_release);
+    warn("the background drain thread could not be started: scopes are folded at collect() and reset() only, and "
+         "past SCOPEPROF_MAX_RECORDS waiting records new ones are dropped (and counted)");
+  }
+}
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/impl/drain.hpp ----
 // ---- begin scopeprof/impl/cuda_events.hpp ----
 // scopeprof: the CUDA-event backend's entry points (SCOPEPROF_WITH_CUDA=1): the probe for a usable GPU
 // and the scope's three boundaries. Both events are taken from the thread's cache when the scope begins,
@@ -3101,310 +4425,9 @@ SCOPEPROF_DETAIL_COLD_END
 // scopeprof: the CUPTI collector's entry points: the three calls a scope makes while the collector is on,
 // and the public switch.
 
-// ---- begin scopeprof/backends/cupti/collect.hpp ----
-// scopeprof: the CUPTI collector at collect() and reset(): its records attributed to the scopes of a
-// snapshot, the evidence line, and the discarding of what reset() forgets. Without the collector these
-// are no-ops.
-
-// ---- begin scopeprof/backends/backend_hooks.hpp ----
-// scopeprof: the hook interface of the backends' work outside the scopes. A scope reaches a backend through
-// its scope hook (detail/scope_hooks.hpp); collect() and reset() reach it through one backend_hooks entry
-// (backends/backend_list.hpp lists them). A backend hands its data to the report only by filling its part
-// of the raw snapshot here; it never sees the report class, a builder or a writer.
-
-// ---- begin scopeprof/detail/raw_snapshot.hpp ----
-// scopeprof: what collect() hands to the report builder: per-thread records already in nanoseconds, the
-// call sites, the counts, the evidence, and the CUPTI records. The recorder and the backends fill it;
-// build_report() (the builder, report_builder.hpp) turns it into a report. Neither side sees the other.
-
-
-#include <cstdint>
-#include <string>
-#include <vector>
-
-SCOPEPROF_NAMESPACE_BEGIN
-class report;
-
-namespace detail {
-
-/// What collect() gathers before any analysis: one thread's records, already converted to nanoseconds.
-struct raw_instance {
-  std::uint32_t site = 0;
-  std::uint32_t depth = 0;  // nesting level at entry, as recorded
-  std::int64_t host_begin_ns = 0;
-  std::int64_t host_end_ns = 0;
-  device_status device = device_status::not_timed;
-  std::int32_t device_id = -1;
-  std::uint64_t stream = 0;
-  std::int64_t device_begin_ns = 0;
-  std::int64_t device_end_ns = 0;
-};
-
-/// A CUPTI record as collect() attributes it: thread = position in raw_snapshot::threads, record =
-/// position in that thread's records (-1 for both: launched outside any recorded scope).
-struct raw_activity {
-  activity_kind kind = activity_kind::kernel;
-  std::int64_t thread = -1;
-  std::int64_t record = -1;
-  std::uint32_t name = 0;  // index into raw_snapshot::activity_names
-  std::int32_t device = -1;
-  std::uint32_t stream = 0;
-  std::uint32_t graph = 0;
-  std::int64_t begin_ns = 0;
-  std::int64_t end_ns = 0;
-  std::uint32_t correlation = 0;  // CUPTI correlation id of the launching API call
-  // The launching runtime/driver API call where CUPTI recorded it (as in device_activity).
-  std::uint32_t launch_name = device_activity::no_launch;  // index into raw_snapshot::activity_names
-  bool launch_driver = false;
-  std::uint64_t launch_thread = 0;  // OS thread id
-  std::int64_t launch_begin_ns = 0;
-  std::int64_t launch_end_ns = 0;
-};
-
-/// A next_step() call: its process-wide sequence number, the thread (position in raw_snapshot::threads),
-/// its time, and the scopes open on that thread then.
-struct raw_step {
-  std::uint64_t sequence = 0;
-  std::uint32_t thread = 0;
-  std::int64_t ns = 0;
-  std::uint32_t open_scopes = 0;
-};
-
-struct raw_thread {
-  thread_desc desc;
-  std::vector<raw_instance> records;  // in the order scopes ended (post-order)
-};
-
-struct raw_snapshot {
-  std::vector<site_desc> sites;
-  std::vector<raw_thread> threads;
-  scope_counts counts;
-  evidence sources;
-  std::int64_t origin_ns = 0;  // the process's time zero for traces
-  std::string warnings;        // lines the report prints in its header
-  std::vector<raw_activity> activities;  // CUPTI records (used only when sources.cupti_valid)
-  std::vector<std::string> activity_names;
-  std::vector<raw_step> steps;   // every thread's step marks, in no particular order
-  std::uint64_t steps_lost = 0;  // next_step() calls not recorded (out of memory)
-};
-
-/// Build a report from a raw snapshot (collect() does this; tests may too, with <scopeprof.hpp> and this
-/// header). Defined in impl/report.hpp.
-SCOPEPROF_API report build_report(raw_snapshot raw);
-
-}  // namespace detail
-SCOPEPROF_NAMESPACE_END
-// ---- end scopeprof/detail/raw_snapshot.hpp ----
-// ---- begin scopeprof/detail/snapshot.hpp ----
-// scopeprof: what collect() and reset() do to the recorder, without stopping any thread. The lists are
-// copied under the registry mutex, each thread's chunks are walked without a lock (chunked_log.hpp), and
-// everything slow (converting records, waiting for the GPU, building the report) runs with only collect_mu
-// held, which no scope ever takes. Chunks are freed only by reset() and thread buffers only by
-// release_exited(), both under collect_mu, so the copies stay valid while collect() reads them.
-
-
-#include <algorithm>
-#include <cstdint>
-#include <functional>
-#include <mutex>
-#include <string>
-#include <utility>
-#include <vector>
-
-SCOPEPROF_NAMESPACE_BEGIN
-namespace detail {
-
-/// Read one thread's counters as one consistent set, without stopping the owner. `recorded` and
-/// `dropped` are read first (acquire): every scope they count was entered before, so the `entered` read
-/// afterwards includes it, and in_flight = entered - recorded - dropped is never negative.
-struct thread_counters {
-  std::uint64_t entered = 0, recorded = 0, dropped = 0;
-};
-inline thread_counters read_counters(const thread_buffer& b) noexcept {
-  const std::uint64_t recorded = b.records.published.load(std::memory_order_acquire);
-  const std::uint64_t dropped = b.dropped.load(std::memory_order_acquire);
-  const std::uint64_t entered = b.entered.load(std::memory_order_acquire);
-  return {entered, recorded, dropped};
-}
-
-/// One thread as collect() sees it: its counters and the chunks that hold its published records.
-struct thread_view {
-  thread_buffer* buffer = nullptr;
-  std::uint32_t ordinal = 0;
-  std::uint64_t os_id = 0;
-  bool exited = false;
-  std::string name;
-  thread_counters counters;
-  std::uint64_t recorded_floor = 0, dropped_floor = 0, entered_floor = 0;
-  std::uint64_t device_floor = 0, device_count = 0;
-  std::vector<record_chunk*> chunks;
-  std::vector<device_chunk*> device_chunks;
-  std::uint64_t step_floor = 0, step_count = 0;
-  std::vector<step_chunk*> step_chunks;
-};
-
-struct registry_view {
-  std::vector<thread_view> threads;
-  std::vector<const site_info*> sites;  // never freed; their names never change after registration
-  std::uint64_t unattached = 0;
-};
-
-/// Copy the lists (registry mutex held only for the copy) and each thread's chunk list (its own mutex).
-/// Counters are read before the chunk list: a chunk is added before any record in it is published.
-inline registry_view view_registry(registry& r) {
-  registry_view v;
-  {
-    std::lock_guard<std::mutex> lock(r.mu);
-    v.sites.reserve(r.sites.size());
-    for (const auto& s : r.sites) v.sites.push_back(s.get());
-    v.threads.resize(r.threads.size());
-    for (std::size_t i = 0; i < r.threads.size(); ++i) {
-      thread_view& t = v.threads[i];
-      t.buffer = r.threads[i];
-      t.ordinal = t.buffer->ordinal;
-      t.os_id = t.buffer->os_id;
-      t.exited = t.buffer->exited;
-    }
-    v.unattached = r.unattached_drops.load(std::memory_order_relaxed) - r.unattached_floor;
-  }
-  for (thread_view& t : v.threads) {
-    thread_buffer& b = *t.buffer;
-    t.counters = read_counters(b);
-    t.device_count = b.device.published.load(std::memory_order_acquire);
-    {
-      std::lock_guard<std::mutex> lock(b.mu);
-      t.name = b.name;
-    }
-    t.recorded_floor = b.records.floor;
-    t.dropped_floor = b.dropped_floor;
-    t.entered_floor = b.entered_floor;
-    t.device_floor = b.device.floor;
-    t.chunks = b.records.chunk_list();
-    t.device_chunks = b.device.chunk_list();
-    t.step_count = b.steps.published.load(std::memory_order_acquire);
-    t.step_floor = b.steps.floor;
-    t.step_chunks = b.steps.chunk_list();
-  }
-  return v;
-}
-
-/// One thread's records since its floor, converted to nanoseconds (the backends attach their data later).
-inline raw_thread read_thread(const thread_view& t, const tick_converter& conv) {
-  raw_thread out;
-  out.desc.index = t.ordinal;
-  out.desc.os_id = t.os_id;
-  out.desc.exited = t.exited;
-  out.desc.name = t.name;
-  scope_counts& c = out.desc.counts;
-  c.recorded = t.counters.recorded - t.recorded_floor;
-  c.dropped = t.counters.dropped - t.dropped_floor;
-  c.entered = t.counters.entered - t.entered_floor;
-  c.in_flight = c.entered - c.recorded - c.dropped;
-  const std::uint64_t from = t.recorded_floor, to = t.counters.recorded;
-  out.records.reserve(static_cast<std::size_t>(to - from));
-  chunked_log<record>::for_each(t.chunks, from, to, [&](std::uint64_t, const record& rec) {
-    raw_instance x;
-    x.site = rec.site;
-    x.depth = rec.depth;
-    x.host_begin_ns = conv.to_ns(rec.begin_ticks);
-    x.host_end_ns = conv.to_ns(rec.end_ticks);
-    out.records.push_back(x);
-  });
-  return out;
-}
-
-/// One thread's step marks since its floor (thread = its position in raw_snapshot::threads).
-inline void read_steps(const thread_view& t, std::uint32_t thread, const tick_converter& conv, std::vector<raw_step>& out) {
-  chunked_log<step_mark>::for_each(t.step_chunks, t.step_floor, t.step_count, [&](std::uint64_t, const step_mark& m) {
-    out.push_back({m.sequence, thread, conv.to_ns(m.ticks), m.open_scopes});
-  });
-}
-
-/// reset() for one thread: raise its floors to what it has published, free the chunks that hold only
-/// discarded records (all of them for a thread that exited; never the one its owner writes to). The
-/// backends discard their own logs (backend_hooks::reset). Under collect_mu.
-inline void discard_thread(registry& r, thread_buffer& b, bool exited) {
-  const thread_counters c = read_counters(b);
-  b.dropped_floor = c.dropped;
-  b.entered_floor = c.recorded + c.dropped;  // scopes open now stay counted as entered
-  b.records.discard_below(c.recorded, exited, [&](record_chunk* ch) { return_chunk(r, ch); });
-  // The newest step mark stays: it begins the step under way, which the next mark completes.
-  const std::uint64_t marks = b.steps.published.load(std::memory_order_acquire);
-  const std::uint64_t keep_from = exited || marks == 0 ? marks : marks - 1;
-  if (keep_from > b.steps.floor) b.steps.discard_below(keep_from, exited, [](step_chunk* ch) { step_chunk::destroy(ch); });
-}
-
-/// Threads that had exited when discard_thread() emptied them: out of the registry and freed, so thread
-/// churn costs no memory after a reset(). `forget(sorted)` tells other per-thread state (the CUPTI
-/// collector's) which buffers are gone, in one pass, sorted by address. Under collect_mu.
-template <class Forget>
-inline void release_exited(registry& r, const std::vector<thread_buffer*>& emptied, Forget&& forget) {
-  if (emptied.empty()) return;
-  std::vector<thread_buffer*> sorted(emptied);
-  std::sort(sorted.begin(), sorted.end(), std::less<thread_buffer*>());
-  {
-    std::lock_guard<std::mutex> lock(r.mu);
-    r.threads.erase(std::remove_if(r.threads.begin(), r.threads.end(),
-                                   [&](thread_buffer* b) {
-                                     return std::binary_search(sorted.begin(), sorted.end(), b, std::less<thread_buffer*>());
-                                   }),
-                    r.threads.end());
-  }
-  forget(static_cast<const std::vector<thread_buffer*>&>(sorted));
-  for (thread_buffer* b : emptied) delete b;  // its chunks went back in discard_thread()
-}
-
-}  // namespace detail
-SCOPEPROF_NAMESPACE_END
-// ---- end scopeprof/detail/snapshot.hpp ----
-
-#include <utility>
-#include <vector>
-
-SCOPEPROF_NAMESPACE_BEGIN
-namespace detail {
-
-/// What collect() gives each backend. raw.threads[t] is view.threads[t]: its records are that thread's host
-/// records from view.threads[t].recorded_floor up to view.threads[t].counters.recorded, in order.
-struct collect_context {
-  const registry_view& view;
-  const tick_converter& conv;
-};
-
-/// A thread reset() goes through, and whether it had exited (then everything of it goes).
-using reset_thread = std::pair<thread_buffer*, bool>;
-
-/// One backend's work outside the scopes. Every entry runs with the registry's collect_mu held (one
-/// collect() or reset() at a time), never on a scope's path; a null entry is skipped.
-struct backend_hooks {
-  const char* name;
-  /// collect(): add this backend's data and evidence line to the snapshot. May throw (collect() reports it).
-  void (*collect)(raw_snapshot& raw, const collect_context& ctx);
-  /// reset(): forget the data of finished scopes, and all data of threads that exited.
-  void (*reset)(const std::vector<reset_thread>& threads) noexcept;
-  /// reset() freed these exited threads' buffers (sorted by address): drop anything keyed by them.
-  void (*forget_threads)(const std::vector<thread_buffer*>& gone) noexcept;
-};
-
-}  // namespace detail
-SCOPEPROF_NAMESPACE_END
-// ---- end scopeprof/backends/backend_hooks.hpp ----
-
-#include <algorithm>
-#include <atomic>
-#include <chrono>
-#include <cstdint>
-#include <cstdlib>
-#include <functional>
-#include <memory>
-#include <mutex>
-#include <new>
-#include <string>
-#include <unordered_map>
-#include <utility>
-#include <vector>
-
-#if SCOPEPROF_ENABLED && SCOPEPROF_WITH_CUPTI
+// session.hpp before collect.hpp, which includes it only in CUPTI builds: the single header inlines each
+// header where it is first included, so what session.hpp includes (detail/env.hpp, detail/activity.hpp)
+// must not land inside a CUPTI-only block. session.hpp compiles to nothing without CUPTI.
 // ---- begin scopeprof/backends/cupti/session.hpp ----
 // scopeprof: the CUPTI collector's session (SCOPEPROF_WITH_CUPTI=1): loading libcupti, subscribing, the probe
 // that checks records still arrive, switching on and off.
@@ -3899,6 +4922,87 @@ SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/backends/cupti/buffers.hpp ----
 #if SCOPEPROF_WITH_CUDA
 #endif
+// ---- begin scopeprof/detail/env.hpp ----
+// scopeprof: reading the environment. A malformed value gives one warning (the value quoted with control
+// characters escaped, so it cannot forge lines) and the default.
+
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+inline std::string env_string(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+inline std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return s;
+}
+
+/// Warnings quote the value with control characters escaped, so a value cannot forge lines.
+inline std::string quoted(const std::string& value) { return "'" + display_name(value) + "'"; }
+
+/// Parse a 0/1 style switch; a malformed value gives one warning and the default.
+inline bool parse_switch(const char* name, const std::string& value, bool fallback) {
+  const std::string v = lower(value);
+  if (v.empty()) return fallback;
+  if (v == "0" || v == "off" || v == "false" || v == "no") return false;
+  if (v == "1" || v == "on" || v == "true" || v == "yes") return true;
+  warn(std::string(name) + "=" + quoted(value) + " is not one of 0, 1, on, off, true, false; using " + (fallback ? "1" : "0"));
+  return fallback;
+}
+
+/// Parse a positive integer (optional k/m/g suffix, powers of 1024); malformed: one warning, the default.
+inline std::uint64_t parse_count(const char* name, const std::string& value, std::uint64_t fallback) {
+  if (value.empty()) return fallback;
+  std::uint64_t v = 0;
+  std::size_t i = 0;
+  for (; i < value.size() && value[i] >= '0' && value[i] <= '9'; ++i) {
+    const auto digit = static_cast<std::uint64_t>(value[i] - '0');
+    if (v > (UINT64_MAX - digit) / 10) { i = 0; break; }
+    v = v * 10 + digit;
+  }
+  std::uint64_t mult = 1;
+  if (i > 0 && i + 1 == value.size()) {
+    const char s = static_cast<char>(value[i] | 0x20);
+    mult = s == 'k' ? 1024u : s == 'm' ? 1024u * 1024u : s == 'g' ? 1024u * 1024u * 1024u : 0u;
+    if (mult) ++i;
+  }
+  if (i == 0 || i != value.size() || v == 0 || mult == 0 || v > UINT64_MAX / mult) {
+    warn(std::string(name) + "=" + quoted(value) + " is not a positive whole number; using " + std::to_string(fallback));
+    return fallback;
+  }
+  return v * mult;
+}
+
+inline clock_kind parse_clock(const std::string& value) {
+  const std::string v = lower(value);
+  const clock_kind best = best_clock_kind();
+  if (v.empty() || v == "auto") return best;
+  clock_kind asked;
+  if (v == "steady") asked = clock_kind::steady;
+  else if (v == "tsc") asked = clock_kind::tsc;
+  else if (v == "cntvct") asked = clock_kind::cntvct;
+  else {
+    warn("SCOPEPROF_CLOCK=" + quoted(value) + " is not one of auto, tsc, steady, cntvct; using " + to_string(best));
+    return best;
+  }
+  if (!clock_kind_available(asked)) {
+    warn(std::string("SCOPEPROF_CLOCK=") + quoted(value) + ": " + to_string(asked) + " is not available on this machine; using " +
+         to_string(best));
+    return best;
+  }
+  return asked;
+}
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/env.hpp ----
 
 #include <algorithm>
 #include <atomic>
@@ -4177,19 +5281,11 @@ inline bool cupti_subscribe_locked(cupti_collector& c) {
   return true;
 }
 
-/// SCOPEPROF_CUPTI_API: 0/false/off leaves the launch-call records off; unset, 1/true/on turn them on; any
-/// other value warns once and turns them on. (Read here, not with detail/env.hpp's parsers: this header is
-/// compiled only in CUPTI builds.)
+/// SCOPEPROF_CUPTI_API (a switch, default on): 0 leaves the launch-call records off. Read at the collector's
+/// first start, so a malformed value warns once, like the switches initialise() reads.
 inline bool cupti_api_records_wanted() {
-  const char* v = std::getenv("SCOPEPROF_CUPTI_API");
-  if (v == nullptr) return true;
-  const std::string s(v);
-  if (s == "0" || s == "false" || s == "off") return false;
-  if (s.empty() || s == "1" || s == "true" || s == "on") return true;
-  static bool warned = false;
-  if (!warned) warn("SCOPEPROF_CUPTI_API: expected 0 or 1, got a malformed value; using 1");
-  warned = true;
-  return true;
+  static const bool wanted = parse_switch("SCOPEPROF_CUPTI_API", env_string("SCOPEPROF_CUPTI_API"), true);
+  return wanted;
 }
 
 /// Subscribed: register the buffer callbacks and enable our record kinds. On failure nothing stays
@@ -4304,6 +5400,66 @@ SCOPEPROF_NOINLINE inline void cupti_stop() noexcept {
 }  // namespace detail
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/backends/cupti/session.hpp ----
+// ---- begin scopeprof/backends/cupti/collect.hpp ----
+// scopeprof: the CUPTI collector at collect() and reset(): its records attributed to the scopes of a
+// snapshot, the evidence line, and the discarding of what reset() forgets. Without the collector these
+// are no-ops.
+
+// ---- begin scopeprof/backends/backend_hooks.hpp ----
+// scopeprof: the hook interface of the backends' work outside the scopes. A scope reaches a backend through
+// its scope hook (detail/scope_hooks.hpp); collect() and reset() reach it through one backend_hooks entry
+// (backends/backend_list.hpp lists them). A backend hands its data to the report only by filling its part
+// of the raw snapshot here; it never sees the report class, a builder or a writer.
+
+
+#include <utility>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// What collect() gives each backend. raw.threads[t] is view.threads[t]: its records are the timeline's
+/// records of that thread recorded from view.threads[t].recorded_floor up to view.threads[t].counters.recorded,
+/// in order; raw.threads[t].position_of(log index) finds one.
+struct collect_context {
+  const registry_view& view;
+  const tick_converter& conv;
+};
+
+/// A thread reset() goes through, and whether it had exited (then everything of it goes).
+using reset_thread = std::pair<thread_buffer*, bool>;
+
+/// One backend's work outside the scopes. Every entry runs with the registry's collect_mu held (one
+/// collect() or reset() at a time), never on a scope's path; a null entry is skipped.
+struct backend_hooks {
+  const char* name;
+  /// collect(): add this backend's data and evidence line to the snapshot. May throw (collect() reports it).
+  void (*collect)(raw_snapshot& raw, const collect_context& ctx);
+  /// reset(): forget the data of finished scopes, and all data of threads that exited.
+  void (*reset)(const std::vector<reset_thread>& threads) noexcept;
+  /// reset() freed these exited threads' buffers (sorted by address): drop anything keyed by them.
+  void (*forget_threads)(const std::vector<thread_buffer*>& gone) noexcept;
+};
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/backends/backend_hooks.hpp ----
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#if SCOPEPROF_ENABLED && SCOPEPROF_WITH_CUPTI
 #endif
 
 SCOPEPROF_NAMESPACE_BEGIN
@@ -4391,8 +5547,10 @@ inline void cupti_collect(raw_snapshot& raw, const collect_context& ctx) {
           if (pos < 0) return attribute_result::outside;
           const auto& range = ranges[static_cast<std::size_t>(pos)];
           if (it->second == no_record || it->second < range.first || it->second >= range.second) return attribute_result::outside;
+          const std::int64_t kept = raw.threads[static_cast<std::size_t>(pos)].position_of(it->second);
+          if (kept < 0) return attribute_result::ignore;  // its scope is in the tables, not in the timeline
           thread = pos;
-          record = static_cast<std::int64_t>(it->second - range.first);
+          record = kept;
           return attribute_result::attributed;
         },
         raw.activities);
@@ -4471,9 +5629,6 @@ SCOPEPROF_NAMESPACE_END
 #include <cstdint>
 #include <memory>
 #include <mutex>
-
-#if SCOPEPROF_ENABLED && SCOPEPROF_WITH_CUPTI
-#endif
 
 SCOPEPROF_DETAIL_COLD_BEGIN
 SCOPEPROF_NAMESPACE_BEGIN
@@ -4560,369 +5715,35 @@ SCOPEPROF_DETAIL_COLD_END
 // ---- begin scopeprof/detail/report/stats.hpp ----
 // scopeprof: report builder helper: a streaming distribution as the report's duration_stats and histogram.
 
-// ---- begin scopeprof/detail/distribution.hpp ----
-// scopeprof: one quantity's distribution in constant memory: exact count, sum, min, max, mean and standard
-// deviation (running_stats) and quantiles within 1/129 relative (log_histogram). The report's statistics
-// (duration_stats) are read from these, so every table figure is either exact or within that bound.
-
-// ---- begin scopeprof/detail/log_histogram.hpp ----
-// scopeprof: a log-linear histogram of non-negative int64 durations (ns) with a fixed relative error, for
-// quantiles of any number of scopes in memory that depends on the spread of the values, not their count.
-//
-// Buckets. Values 0..127 have one bucket each (exact). A value v >= 128 with highest set bit h (7..62) goes
-// to one of 64 equal sub-buckets of [2^h, 2^(h+1)), chosen by the 6 bits below h: width w = 2^(h-6), lower
-// bound L = m*w with m = v >> (h-6) in 64..127, index (h-6)*64 + m. The index is one bit scan and a shift
-// (no floating point); 0..INT64_MAX takes 3712 buckets. Indices 64..127 of both rules agree (w = 1).
-//
-// Error bound. A bucket [L, U] (U = L + w - 1) reports r = L + floor(w*m / (2m+1)), the integer next to the
-// harmonic mean 2LU/(L+U), which minimises the worst relative error. For every integer x in [L, U]:
-//     |r - x| <= x / (2m+1) <= x / 129   (0.7752%),
-// since r - L <= w*m/(2m+1) = L/(2m+1), and U - r <= (w*(m+1) - 1)/(2m+1) = U/(2m+1) (the floor loses
-// at most 2m/(2m+1)). No other integer r has a smaller worst error (checked for every bucket by the tests).
-// Below 128 the error is 0. Quantiles are clamped to the exact min and max, which only brings them closer to
-// the true value; rank 1 and rank count() return the exact min and max.
-//
-// Storage: one std::vector<uint64_t> holding the window [lo, hi] of bucket indices seen so far, grown on
-// demand with half an octave (32 buckets) of slack on the side it grows. Values spanning 3 octaves need about
-// 200-260 counters (2 KiB); all 57 octaves 3712 (29.7 KiB).
-
 
 #include <algorithm>
-#include <cmath>
-#include <cstddef>
 #include <cstdint>
-#include <limits>
 #include <vector>
 
 SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
-/// Log-linear histogram of int64 nanoseconds; quantiles within 1/129 relative of the true value.
-class log_histogram {
- public:
-  /// Values below this are counted exactly.
-  static constexpr std::int64_t exact_below = 128;
-  /// Sub-buckets per power of two above exact_below.
-  static constexpr std::uint32_t sub_buckets = 64;
-  /// Buckets needed for 0..INT64_MAX (the last one ends at INT64_MAX).
-  static constexpr std::uint32_t max_buckets = 3712;
-  /// Buckets added beyond the new value whenever the window grows.
-  static constexpr std::uint32_t growth_slack = 32;
-
-  /// Index of the bucket holding v (v >= 0).
-  static constexpr std::uint32_t bucket_index(std::int64_t v) noexcept {
-    const auto u = static_cast<std::uint64_t>(v);
-    if (u < static_cast<std::uint64_t>(exact_below)) return static_cast<std::uint32_t>(u);
-    const int shift = highest_bit(u) - 6;
-    return static_cast<std::uint32_t>((static_cast<std::uint64_t>(shift) << 6) + (u >> shift));
-  }
-  /// Smallest value of bucket i.
-  static constexpr std::int64_t bucket_lower(std::uint32_t i) noexcept {
-    if (i < exact_below) return i;
-    return static_cast<std::int64_t>(static_cast<std::uint64_t>((i & 63u) + 64u) << ((i >> 6) - 1));
-  }
-  /// Largest value of bucket i (inclusive; INT64_MAX for the last bucket).
-  static constexpr std::int64_t bucket_upper(std::uint32_t i) noexcept {
-    if (i < exact_below) return i;
-    const std::uint64_t w = std::uint64_t{1} << ((i >> 6) - 1);
-    return static_cast<std::int64_t>(static_cast<std::uint64_t>(bucket_lower(i)) + (w - 1));
-  }
-  /// The value bucket i reports: within 1/(2m+1) <= 1/129 relative of every value in it (see the top).
-  static constexpr std::int64_t bucket_value(std::uint32_t i) noexcept {
-    if (i < exact_below) return i;
-    const std::uint64_t m = (i & 63u) + 64u;
-    const std::uint64_t w = std::uint64_t{1} << ((i >> 6) - 1);
-    return bucket_lower(i) + static_cast<std::int64_t>(w * m / (2 * m + 1));  // w*m < 2^63
-  }
-
-  /// Counts v n times. v < 0 is counted as 0 (and in negatives()). Allocates only when v lies outside the
-  /// window; if that allocation fails the n values go to lost() instead.
-  void record(std::int64_t v, std::uint64_t n = 1) noexcept {
-    if (n == 0) return;
-    if (v < 0) {
-      negatives_ += n;
-      v = 0;
-    }
-    const std::uint32_t i = bucket_index(v);
-    const std::size_t off = static_cast<std::size_t>(i - lo_);  // wraps (huge) when i < lo_
-    if (SCOPEPROF_LIKELY(off < counts_.size())) {
-      counts_[off] += n;
-    } else if (cover(i, i)) {
-      counts_[i - lo_] += n;
-    } else {
-      lost_ += n;
-      return;
-    }
-    note(v, v, n);
-  }
-
-  /// Adds every count of `o` (as if its values had been recorded here), and its lost() and negatives().
-  void merge(const log_histogram& o) noexcept {
-    const std::uint64_t total = o.total_, lost = o.lost_, negatives = o.negatives_;  // `o` may be *this
-    lost_ += lost;
-    negatives_ += negatives;
-    if (total == 0) return;
-    const std::uint32_t first = bucket_index(o.min_), last = bucket_index(o.max_);
-    if (!cover(first, last)) {
-      lost_ += total;
-      return;
-    }
-    for (std::uint32_t i = first; i <= last; ++i) counts_[i - lo_] += o.counts_[i - o.lo_];
-    note(o.min_, o.max_, total);
-  }
-
-  /// Values counted (not lost).
-  std::uint64_t count() const noexcept { return total_; }
-  /// Values dropped because the window could not grow (out of memory).
-  std::uint64_t lost() const noexcept { return lost_; }
-  /// Negative values seen (each counted as 0).
-  std::uint64_t negatives() const noexcept { return negatives_; }
-  /// Exact smallest and largest value counted (0 when empty).
-  std::int64_t(min)() const noexcept { return total_ ? min_ : 0; }
-  std::int64_t(max)() const noexcept { return total_ ? max_ : 0; }
-
-  /// Nearest rank: the k-th smallest value, k = clamp(ceil(q * count()), 1, count()), so q = 0 gives the min
-  /// and q = 1 the max (both exact). Otherwise the bucket_value() of its bucket clamped to [min(), max()]:
-  /// within 1/129 of the true k-th value. 0 when empty. q outside [0, 1] (or NaN) is clamped (NaN as 0).
-  std::int64_t quantile(double q) const noexcept {
-    if (total_ == 0) return 0;
-    const std::uint64_t k = rank(q, total_);
-    if (k == 1) return min_;
-    if (k == total_) return max_;
-    const std::size_t first = bucket_index(min_) - lo_, last = bucket_index(max_) - lo_;
-    std::uint64_t seen = 0;
-    for (std::size_t j = first; j <= last; ++j) {
-      seen += counts_[j];
-      if (seen >= k) {
-        const std::int64_t r = bucket_value(static_cast<std::uint32_t>(j + lo_));
-        return r < min_ ? min_ : (r > max_ ? max_ : r);
-      }
-    }
-    return max_;  // not reached: the counts between min and max add up to count()
-  }
-
-  /// The 1-based nearest rank quantile() uses for q over n >= 1 values.
-  static std::uint64_t rank(double q, std::uint64_t n) noexcept {
-    if (!(q > 0.0)) return 1;
-    const double r = std::ceil(q * static_cast<double>(n));
-    if (r <= 1.0) return 1;
-    if (r >= static_cast<double>(n)) return n;
-    return static_cast<std::uint64_t>(r);
-  }
-
-  /// Counters held (the window's width), empty or not.
-  std::size_t bucket_count() const noexcept { return counts_.size(); }
-  /// Bytes this histogram occupies: the object and its counter storage.
-  std::size_t memory_bytes() const noexcept { return sizeof(*this) + counts_.capacity() * sizeof(std::uint64_t); }
-
-  /// Forgets every value and counter; keeps the window, so refilling it does not allocate.
-  void clear() noexcept {
-    std::fill(counts_.begin(), counts_.end(), std::uint64_t{0});
-    total_ = lost_ = negatives_ = 0;
-    min_ = (std::numeric_limits<std::int64_t>::max)();
-    max_ = 0;
-  }
-
-  /// Calls f(lower, upper, count) for each non-empty bucket in ascending order (bounds inclusive), e.g. to
-  /// serialize: recording each `lower` `count` times rebuilds the same buckets.
-  template <class F>
-  void for_each_bucket(F&& f) const {
-    for (std::size_t j = 0; j < counts_.size(); ++j) {
-      if (counts_[j] == 0) continue;
-      const auto i = static_cast<std::uint32_t>(j + lo_);
-      f(bucket_lower(i), bucket_upper(i), counts_[j]);
-    }
-  }
-
- private:
-  static constexpr int highest_bit(std::uint64_t u) noexcept {  // u != 0
-#if defined(__GNUC__) || defined(__clang__)
-    return 63 - __builtin_clzll(u);
-#else
-    int h = 0;
-    for (int s = 32; s > 0; s >>= 1) {
-      if (u >> s) {
-        u >>= s;
-        h += s;
-      }
-    }
-    return h;
-#endif
-  }
-
-  void note(std::int64_t lo, std::int64_t hi, std::uint64_t n) noexcept {
-    total_ += n;
-    if (lo < min_) min_ = lo;
-    if (hi > max_) max_ = hi;
-  }
-
-  /// Grows the window to hold buckets [a, b] (a <= b), with growth_slack on each side it extends. False,
-  /// with nothing changed, when the allocation fails.
-  SCOPEPROF_NOINLINE bool cover(std::uint32_t a, std::uint32_t b) noexcept {
-    const bool empty = counts_.empty();
-    const std::uint32_t hi = empty ? 0 : lo_ + static_cast<std::uint32_t>(counts_.size()) - 1;
-    std::uint32_t new_lo = empty ? a : (std::min)(a, lo_);
-    std::uint32_t new_hi = empty ? b : (std::max)(b, hi);
-    if (empty || new_lo < lo_) new_lo = new_lo > growth_slack ? new_lo - growth_slack : 0;
-    if (empty || new_hi > hi) new_hi = (std::min)(new_hi + growth_slack, max_buckets - 1);
-    if (!empty && new_lo == lo_ && new_hi == hi) return true;
-    try {
-      std::vector<std::uint64_t> next(std::size_t{new_hi} - new_lo + 1, 0);
-      std::copy(counts_.begin(), counts_.end(), next.begin() + (empty ? 0 : lo_ - new_lo));
-      counts_.swap(next);
-      lo_ = new_lo;
-      return true;
-    } catch (...) {  // std::bad_alloc
-      return false;
-    }
-  }
-
-  std::vector<std::uint64_t> counts_;  // counts_[j]: bucket lo_ + j
-  std::uint32_t lo_ = 0;
-  std::uint64_t total_ = 0;
-  std::uint64_t lost_ = 0;
-  std::uint64_t negatives_ = 0;
-  std::int64_t min_ = (std::numeric_limits<std::int64_t>::max)();
-  std::int64_t max_ = 0;
-};
-
-}  // namespace detail
-SCOPEPROF_NAMESPACE_END
-// ---- end scopeprof/detail/log_histogram.hpp ----
-// ---- begin scopeprof/detail/running_stats.hpp ----
-// scopeprof: streaming count, sum, min, max, mean and standard deviation of int64 values (nanoseconds), in
-// constant memory. Welford's update for one value; Chan, Golub and LeVeque's pairwise combination for merging
-// two partial results (per thread, per collect), so the order of folding does not matter beyond rounding.
-
-
-#include <cmath>
-#include <cstdint>
-#include <limits>
-
-SCOPEPROF_NAMESPACE_BEGIN
-namespace detail {
-
-/// Streaming statistics of int64 values. count, sum, min and max are exact (sum: see below); mean and the
-/// deviation are doubles. Empty: count 0, sum 0, min INT64_MAX, max INT64_MIN, mean 0, stddev 0.
-struct running_stats {
-  std::uint64_t count = 0;
-  /// Exact while the true total fits an int64. Each addition saturates at INT64_MAX (INT64_MIN) instead of
-  /// wrapping: non-negative nanoseconds reach it after 2^63 ns, about 292 years of summed time (or after two
-  /// values near 2^62). mean() and stddev() do not use it and stay right past that.
-  std::int64_t sum = 0;
-  std::int64_t min = (std::numeric_limits<std::int64_t>::max)();
-  std::int64_t max = (std::numeric_limits<std::int64_t>::min)();
-
-  /// Adds one value (Welford's update).
-  void add(std::int64_t v) noexcept {
-    ++count;
-    sum = saturating_add(sum, v);
-    if (v < min) min = v;
-    if (v > max) max = v;
-    const double x = static_cast<double>(v);
-    const double d = x - mean_;
-    mean_ += d / static_cast<double>(count);
-    m2_ += d * (x - mean_);
-  }
-
-  /// Adds every value `o` holds, as if they had been add()ed here (Chan et al.). Merging an empty one
-  /// changes nothing; merging into an empty one copies `o`.
-  void merge(const running_stats& o) noexcept {
-    if (o.count == 0) return;
-    if (count == 0) {
-      *this = o;
-      return;
-    }
-    const double na = static_cast<double>(count);
-    const double nb = static_cast<double>(o.count);
-    const double n = na + nb;
-    const double d = o.mean_ - mean_;
-    mean_ += d * (nb / n);
-    m2_ += o.m2_ + d * d * (na * (nb / n));
-    count += o.count;
-    sum = saturating_add(sum, o.sum);
-    if (o.min < min) min = o.min;
-    if (o.max > max) max = o.max;
-  }
-
-  /// Arithmetic mean (0 when empty). Rounded to double, not derived from `sum`.
-  double mean() const noexcept { return count ? mean_ : 0.0; }
-  /// Population variance: the sum of squared deviations divided by count, not count - 1 (0 when empty).
-  double variance() const noexcept { return count ? (m2_ > 0 ? m2_ / static_cast<double>(count) : 0.0) : 0.0; }
-  /// Population standard deviation, sqrt(variance()).
-  double stddev() const noexcept { return std::sqrt(variance()); }
-
-  /// a + b clamped to the int64 range.
-  static std::int64_t saturating_add(std::int64_t a, std::int64_t b) noexcept {
-    constexpr std::int64_t hi = (std::numeric_limits<std::int64_t>::max)();
-    constexpr std::int64_t lo = (std::numeric_limits<std::int64_t>::min)();
-    if (b > 0 && a > hi - b) return hi;
-    if (b < 0 && a < lo - b) return lo;
-    return a + b;
-  }
-
- private:
-  double mean_ = 0.0;  // running mean
-  double m2_ = 0.0;    // sum of squared deviations from the running mean
-};
-
-}  // namespace detail
-SCOPEPROF_NAMESPACE_END
-// ---- end scopeprof/detail/running_stats.hpp ----
-
-#include <cstdint>
-
-SCOPEPROF_NAMESPACE_BEGIN
-namespace detail {
-
-/// Relative error bound of every quantile a distribution reports (log_histogram's 1/129).
-constexpr double quantile_relative_error = 1.0 / 129.0;
-
-/// One quantity's distribution: exact count/sum/min/max/mean/stddev and quantiles within 1/129.
-struct distribution {
-  running_stats stats;
-  log_histogram histogram;
-  void add(std::int64_t v) noexcept {
-    stats.add(v);
-    histogram.record(v);
-  }
-  void merge(const distribution& o) noexcept {
-    stats.merge(o.stats);
-    histogram.merge(o.histogram);
-  }
-  /// Empty again; the histogram keeps its window.
-  void clear() noexcept {
-    stats = running_stats{};
-    histogram.clear();
-  }
-};
-
-}  // namespace detail
-SCOPEPROF_NAMESPACE_END
-// ---- end scopeprof/detail/distribution.hpp ----
-
-#include <vector>
-
-SCOPEPROF_NAMESPACE_BEGIN
-namespace detail {
-
-/// The report's statistics of `d`: exact count/sum/min/max/mean/stddev, quantiles within 1/129.
-inline duration_stats stats_of(const distribution& d) noexcept {
+/// The report's statistics of `d` (values times `scale`: a fold kept in host clock ticks gives ns per
+/// tick): exact count/sum/min/max/mean/stddev, quantiles within 1/129.
+inline duration_stats stats_of(const distribution& d, double scale = 1.0) noexcept {
   duration_stats s;
   const running_stats& r = d.stats;
   s.count = r.count;
   if (r.count == 0) return s;
-  s.sum = r.sum;
-  s.min = r.min;
-  s.max = r.max;
-  s.mean = r.mean();
-  s.stddev = r.stddev();
+  const auto ns = [scale](std::int64_t v) {
+    return scale == 1.0 ? v : static_cast<std::int64_t>(static_cast<double>(v) * scale + (v >= 0 ? 0.5 : -0.5));
+  };
+  s.sum = ns(r.sum);
+  s.min = ns(r.min);
+  s.max = ns(r.max);
+  s.mean = r.mean() * scale;
+  s.stddev = r.stddev() * scale;
   // The histogram counts a negative value as 0 (never the case for durations); clamp to the exact range.
   const auto q = [&](double p) {
     std::int64_t v = d.histogram.quantile(p);
     if (v < r.min) v = r.min;
     if (v > r.max) v = r.max;
-    return static_cast<double>(v);
+    return static_cast<double>(ns(v));
   };
   s.median = q(0.5);
   s.p90 = q(0.9);
@@ -4930,11 +5751,17 @@ inline duration_stats stats_of(const distribution& d) noexcept {
   return s;
 }
 
-/// The non-empty buckets of `d`'s histogram, ascending.
-inline std::vector<histogram_bin> histogram_of(const distribution& d) {
+/// The non-empty buckets of `d`'s histogram, ascending (bounds times `scale`, as in stats_of()).
+inline std::vector<histogram_bin> histogram_of(const distribution& d, double scale = 1.0) {
   std::vector<histogram_bin> bins;
   d.histogram.for_each_bucket([&](std::int64_t lower, std::int64_t upper, std::uint64_t count) {
-    bins.push_back({lower, upper, count});
+    if (scale == 1.0) {
+      bins.push_back({lower, upper, count});
+      return;
+    }
+    const auto lo = static_cast<std::int64_t>(static_cast<double>(lower) * scale + 0.5);
+    const auto hi = static_cast<std::int64_t>(static_cast<double>(upper + 1) * scale + 0.5) - 1;
+    bins.push_back({lo, (std::max)(lo, hi), count});
   });
   return bins;
 }
@@ -5246,12 +6073,16 @@ inline std::vector<flat_row> flat_rows_by_name(const std::vector<site_desc>& sit
   return rows;
 }
 
-/// The four distributions behind a row's (or a path's) statistics.
+/// The four distributions behind a row's (or a path's) statistics. `host_scale`: ns per unit of host and
+/// host_self (1, or ns per tick when they come from the fold).
 struct row_distributions {
   distribution host, host_self, device, device_self;
-  void add(const scope_instance& s) noexcept {
-    host.add(s.host_total_ns());
-    host_self.add(s.host_self_ns);
+  double host_scale = 1.0;
+  void add(const scope_instance& s, bool with_host = true) noexcept {
+    if (with_host) {
+      host.add(s.host_total_ns());
+      host_self.add(s.host_self_ns);
+    }
     if (s.device == device_status::ok) {
       device.add(s.device_span_ns());
       device_self.add(s.device_self_ns);
@@ -5259,26 +6090,29 @@ struct row_distributions {
   }
   template <class Row>
   void store(Row& row) const noexcept {
-    row.host = stats_of(host);
-    row.host_self = stats_of(host_self);
+    row.host = stats_of(host, host_scale);
+    row.host_self = stats_of(host_self, host_scale);
     row.device = stats_of(device);
     row.device_self = stats_of(device_self);
   }
 };
 
 /// Add one instance to its row. `outermost`: no open ancestor has the same name, so the inclusive
-/// totals take it. Its times join the row's distributions.
-inline void add_to_flat_row(flat_row& row, const scope_instance& s, bool outermost, row_distributions& dist) {
-  ++row.calls;
+/// totals take it. Its times join the row's distributions; its host times only `with_host` (without, they
+/// come from the fold).
+inline void add_to_flat_row(flat_row& row, const scope_instance& s, bool outermost, row_distributions& dist, bool with_host) {
+  if (with_host) {
+    ++row.calls;
+    row.host_self_ns += s.host_self_ns;
+    if (outermost) row.host_total_ns += s.host_total_ns();
+  }
   if (outermost) {
-    row.host_total_ns += s.host_total_ns();
     row.kernels += s.kernels;
     row.copies += s.copies;
     row.device_busy_ns += s.device_busy_ns;
   }
   row.device_busy_self_ns += s.device_busy_self_ns;
-  row.host_self_ns += s.host_self_ns;
-  dist.add(s);
+  dist.add(s, with_host);
   switch (s.device) {
     case device_status::ok:
       ++row.device_calls;
@@ -5295,7 +6129,7 @@ inline void add_to_flat_row(flat_row& row, const scope_instance& s, bool outermo
 inline void finish_flat_rows(std::vector<flat_row>& rows, const std::vector<row_distributions>& dist, std::int64_t all_self) {
   for (std::size_t g = 0; g < rows.size(); ++g) {
     dist[g].store(rows[g]);
-    rows[g].host_histogram = histogram_of(dist[g].host);
+    rows[g].host_histogram = histogram_of(dist[g].host, dist[g].host_scale);
     rows[g].device_histogram = histogram_of(dist[g].device);
     rows[g].host_time_pct = all_self > 0 ? 100.0 * static_cast<double>(rows[g].host_self_ns) / all_self : 0.0;
   }
@@ -5304,8 +6138,38 @@ inline void finish_flat_rows(std::vector<flat_row>& rows, const std::vector<row_
                    [](const flat_row& a, const flat_row& b) { return a.host_self_ns > b.host_self_ns; });
 }
 
-/// The flat table of `in` (instances in pre-order, self times and CUPTI counts done).
-inline std::vector<flat_row> build_flat_rows(const std::vector<site_desc>& sites, const std::vector<scope_instance>& in) {
+/// The fold's host figures into the flat rows: every path node joins the row of its name; its inclusive
+/// total only where no ancestor on its path has the same name. Returns the host self time added (ns).
+inline std::int64_t add_fold_to_flat_rows(const folded_paths& fold, const std::vector<std::size_t>& group_of_site,
+                                          std::vector<flat_row>& rows, std::vector<row_distributions>& dist) {
+  const path_tree& t = fold.tree;
+  const double k = fold.ns_per_tick;
+  const auto ns = [k](std::int64_t v) { return k == 1.0 ? v : static_cast<std::int64_t>(static_cast<double>(v) * k + 0.5); };
+  const auto group = [&](std::uint32_t site) { return site < group_of_site.size() ? group_of_site[site] : std::size_t{0}; };
+  std::int64_t all_self = 0;
+  for (std::uint32_t id = 1; id <= t.size() && !rows.empty(); ++id) {
+    const path_tree::node& n = t.at(id);
+    const std::size_t g = group(n.site);
+    bool outermost = true;
+    for (std::uint32_t p = n.parent; p != path_tree::root && outermost; p = t.at(p).parent) outermost = group(t.at(p).site) != g;
+    flat_row& row = rows[g];
+    row.calls += n.stats.host_total.stats.count;
+    const std::int64_t self = ns(n.stats.host_self.stats.sum);
+    row.host_self_ns += self;
+    all_self += self;
+    if (outermost) row.host_total_ns += ns(n.stats.host_total.stats.sum);
+    dist[g].host.merge(n.stats.host_total);
+    dist[g].host_self.merge(n.stats.host_self);
+    dist[g].host_scale = k;
+  }
+  return all_self;
+}
+
+/// The flat table of `in` (instances in pre-order, self times and CUPTI counts done). With a fold, the
+/// host figures come from it (every scope since reset()), the device and CUPTI ones from `in`.
+inline std::vector<flat_row> build_flat_rows(const std::vector<site_desc>& sites, const std::vector<scope_instance>& in,
+                                             const folded_paths* fold = nullptr) {
+  const bool with_host = fold == nullptr || !fold->present;
   std::vector<std::size_t> group_of_site;
   std::vector<flat_row> rows = flat_rows_by_name(sites, group_of_site);
   const std::size_t groups = rows.size();
@@ -5324,11 +6188,12 @@ inline std::vector<flat_row> build_flat_rows(const std::vector<site_desc>& sites
     }
     const std::size_t g = s.site < group_of_site.size() ? group_of_site[s.site] : 0;
     if (groups == 0) break;
-    add_to_flat_row(rows[g], s, active[g] == 0, dist[g]);
-    all_self += s.host_self_ns;
+    add_to_flat_row(rows[g], s, active[g] == 0, dist[g], with_host);
+    if (with_host) all_self += s.host_self_ns;
     ++active[g];
     stack.push_back(g);
   }
+  if (!with_host) all_self = add_fold_to_flat_rows(*fold, group_of_site, rows, dist);
   finish_flat_rows(rows, dist, all_self);
   return rows;
 }
@@ -5678,10 +6543,12 @@ struct path_nodes {
   std::vector<std::size_t> roots;
 };
 
-inline void add_to_tree_row(tree_row& row, const scope_instance& s) {
-  ++row.calls;
-  row.host_total_ns += s.host_total_ns();
-  row.host_self_ns += s.host_self_ns;
+inline void add_to_tree_row(tree_row& row, const scope_instance& s, bool with_host) {
+  if (with_host) {
+    ++row.calls;
+    row.host_total_ns += s.host_total_ns();
+    row.host_self_ns += s.host_self_ns;
+  }
   row.kernels += s.kernels;
   row.copies += s.copies;
   row.device_busy_ns += s.device_busy_ns;
@@ -5693,35 +6560,77 @@ inline void add_to_tree_row(tree_row& row, const scope_instance& s) {
   }
 }
 
-/// Sum the instances (in pre-order) by path: nodes in order of first appearance. A path is (parent
-/// node, name), keyed by integers: sites with the same name share a path.
-inline path_nodes sum_by_path(const std::vector<site_desc>& sites, const std::vector<scope_instance>& in) {
+/// Paths as they are found: a path is (parent node, name), keyed by integers, so sites with the same name
+/// share a path.
+class path_index {
+ public:
+  path_index(const std::vector<site_desc>& sites, path_nodes& p) : p_(p) {
+    names_ = group_sites_by_name(sites, group_of_site_);
+    unnamed_ = names_.size();  // a site id outside the list (never from the recorder)
+    names_.emplace_back();
+  }
+  /// The node of `site` under `parent_node` (-1: a root), created (in order of first appearance) if new.
+  std::size_t node(std::int64_t parent_node, std::uint32_t site, std::uint32_t depth) {
+    const std::size_t group = site < group_of_site_.size() ? group_of_site_[site] : unnamed_;
+    const std::uint64_t key = (static_cast<std::uint64_t>(parent_node + 1) << 32) | group;
+    const auto found = index_.emplace(key, p_.nodes.size());
+    const std::size_t n = found.first->second;
+    if (found.second) {
+      p_.nodes.emplace_back();
+      p_.nodes[n].row.name = names_[group];
+      p_.nodes[n].row.depth = depth;
+      p_.nodes[n].row.parent = parent_node;
+      if (parent_node < 0) p_.roots.push_back(n);
+      else p_.nodes[static_cast<std::size_t>(parent_node)].children.push_back(n);
+    }
+    return n;
+  }
+
+ private:
+  path_nodes& p_;
+  std::vector<std::size_t> group_of_site_;
+  std::vector<std::string> names_;
+  std::size_t unnamed_ = 0;
+  std::unordered_map<std::uint64_t, std::size_t> index_;  // key: (parent node + 1) << 32 | name group
+};
+
+/// The fold's host figures into the paths (its nodes come parent first).
+inline void add_fold_to_paths(const folded_paths& fold, path_index& index, path_nodes& p) {
+  const path_tree& t = fold.tree;
+  const double k = fold.ns_per_tick;
+  const auto ns = [k](std::int64_t v) { return k == 1.0 ? v : static_cast<std::int64_t>(static_cast<double>(v) * k + 0.5); };
+  std::vector<std::int64_t> node_of(std::size_t{t.size()} + 1, -1);
+  for (std::uint32_t id = 1; id <= t.size(); ++id) {
+    const path_tree::node& f = t.at(id);
+    const std::size_t n = index.node(node_of[f.parent], f.site, f.depth);
+    node_of[id] = static_cast<std::int64_t>(n);
+    tree_row& row = p.nodes[n].row;
+    row.calls += f.stats.host_total.stats.count;
+    row.host_total_ns += ns(f.stats.host_total.stats.sum);
+    row.host_self_ns += ns(f.stats.host_self.stats.sum);
+    p.nodes[n].dist.host.merge(f.stats.host_total);
+    p.nodes[n].dist.host_self.merge(f.stats.host_self);
+    p.nodes[n].dist.host_scale = k;
+  }
+}
+
+/// Sum the instances (in pre-order) by path, nodes in order of first appearance; with a fold, the host
+/// figures come from it (every scope since reset()), the device and CUPTI ones from the instances.
+inline path_nodes sum_by_path(const std::vector<site_desc>& sites, const std::vector<scope_instance>& in,
+                              const folded_paths* fold = nullptr) {
+  const bool with_host = fold == nullptr || !fold->present;
   path_nodes p;
-  std::vector<std::size_t> group_of_site;
-  std::vector<std::string> names = group_sites_by_name(sites, group_of_site);
-  const std::size_t unnamed = names.size();  // a site id outside the list (never from the recorder)
-  names.emplace_back();
-  std::unordered_map<std::uint64_t, std::size_t> index;  // key: (parent node + 1) << 32 | name group
+  path_index index(sites, p);
   std::vector<std::size_t> node_of(in.size());
   for (std::size_t i = 0; i < in.size(); ++i) {
     const auto& s = in[i];
-    const std::size_t group = s.site < group_of_site.size() ? group_of_site[s.site] : unnamed;
     const std::int64_t parent_node = s.parent < 0 ? -1 : static_cast<std::int64_t>(node_of[static_cast<std::size_t>(s.parent)]);
-    const std::uint64_t key = (static_cast<std::uint64_t>(parent_node + 1) << 32) | group;
-    const auto found = index.emplace(key, p.nodes.size());
-    const std::size_t n = found.first->second;
-    if (found.second) {
-      p.nodes.emplace_back();
-      p.nodes[n].row.name = names[group];
-      p.nodes[n].row.depth = s.depth;
-      p.nodes[n].row.parent = parent_node;
-      if (parent_node < 0) p.roots.push_back(n);
-      else p.nodes[static_cast<std::size_t>(parent_node)].children.push_back(n);
-    }
+    const std::size_t n = index.node(parent_node, s.site, s.depth);
     node_of[i] = n;
-    add_to_tree_row(p.nodes[n].row, s);
-    p.nodes[n].dist.add(s);
+    add_to_tree_row(p.nodes[n].row, s, with_host);
+    p.nodes[n].dist.add(s, with_host);
   }
+  if (!with_host) add_fold_to_paths(*fold, index, p);
   for (auto& node : p.nodes) node.dist.store(node.row);
   return p;
 }
@@ -5748,8 +6657,9 @@ inline std::vector<tree_row> lay_out_paths(path_nodes& p) {
 }
 
 /// The tree table of `in` (instances in pre-order, self times and CUPTI counts done).
-inline std::vector<tree_row> build_tree_rows(const std::vector<site_desc>& sites, const std::vector<scope_instance>& in) {
-  path_nodes p = sum_by_path(sites, in);
+inline std::vector<tree_row> build_tree_rows(const std::vector<site_desc>& sites, const std::vector<scope_instance>& in,
+                                             const folded_paths* fold = nullptr) {
+  path_nodes p = sum_by_path(sites, in, fold);
   return lay_out_paths(p);
 }
 
@@ -5770,6 +6680,7 @@ class report_builder {
   static report build(raw_snapshot raw) {
     report r;
     r.counts_ = raw.counts;
+    r.timeline_ = raw.timeline;
     r.sites_ = std::move(raw.sites);
     r.sources_ = std::move(raw.sources);
     r.warnings_ = std::move(raw.warnings);
@@ -5783,6 +6694,7 @@ class report_builder {
       for (const auto& x : th.records) any_device |= x.device == device_status::ok;
     }
     r.instances_.reserve(total);
+    if (!raw.folded.present) r.timeline_.kept = total;  // a snapshot built by hand: its records are the timeline
     for (std::size_t t = 0; t < raw.threads.size(); ++t) {
       r.threads_.push_back(raw.threads[t].desc);
       r.orphans_ += append_thread_instances(raw.threads[t].records, static_cast<std::uint32_t>(t), r.instances_,
@@ -5799,8 +6711,9 @@ class report_builder {
           build_kernel_summary(r.sites_, r.instances_, r.activities_, r.activity_names_, r.activity_demangled_);
     }
     if (any_device) compute_device_self(r.instances_);
-    r.flat_ = build_flat_rows(r.sites_, r.instances_);
-    r.tree_ = build_tree_rows(r.sites_, r.instances_);
+    if (raw.folded.present) r.orphans_ = raw.folded.orphans;
+    r.flat_ = build_flat_rows(r.sites_, r.instances_, &raw.folded);
+    r.tree_ = build_tree_rows(r.sites_, r.instances_, &raw.folded);
     r.steps_ = build_steps(raw.steps, raw.steps_lost, r.step_stats_);
     return r;
   }
@@ -6395,8 +7308,9 @@ SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/detail/trace_launches.hpp ----
 // ---- begin scopeprof/detail/trace_meta.hpp ----
 // scopeprof: what the Chrome trace writer needs besides the report: the time encoding that keeps nesting
-// exact in binary floating point, the process's rank and world size from the environment, its process id,
-// and the wall-clock time of ts 0.
+// exact in binary floating point, the primitives that write events into the sink's memory (shared by
+// format/chrome_trace.hpp and detail/trace_steps.hpp), the process's rank and world size from the
+// environment, its process id, and the wall-clock time of ts 0.
 
 
 #include <chrono>
@@ -6405,6 +7319,7 @@ SCOPEPROF_NAMESPACE_END
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 #if defined(_WIN32)
 #include <process.h>
@@ -6474,6 +7389,36 @@ inline char* write_trace_units(char* p, std::int64_t units) noexcept {
 inline char* write_trace_time(char* p, std::int64_t ns) noexcept { return write_trace_units(p, trace_units(ns)); }
 inline char* write_trace_dur(char* p, std::int64_t begin_ns, std::int64_t end_ns) noexcept {
   return write_trace_units(p, trace_units(end_ns) - trace_units(begin_ns));
+}
+
+// ---- writing events: straight into memory the sink reserved, no string per event ----
+
+/// The literal's bytes at p (no terminating zero); returns the end.
+template <std::size_t N>
+inline char* trace_put(char* p, const char (&literal)[N]) noexcept {
+  std::memcpy(p, literal, N - 1);
+  return p + (N - 1);
+}
+inline char* trace_put(char* p, std::string_view s) noexcept {
+  std::memcpy(p, s.data(), s.size());
+  return p + s.size();
+}
+inline char* trace_put_uint(char* p, std::uint64_t v) noexcept { return std::to_chars(p, p + 20, v).ptr; }
+inline char* trace_put_int(char* p, std::int64_t v) noexcept { return std::to_chars(p, p + 21, v).ptr; }
+
+/// `,\n{"ph":"X","cat":"<cat>","name":<name><track>,"ts":T,"dur":D` (name a JSON literal, track
+/// `,"pid":P,"tid":T`, times in ns from the trace's origin); the caller writes the rest and the `}`.
+inline char* write_trace_slice(char* p, std::string_view cat, std::string_view name, std::string_view track,
+                               std::int64_t begin_ns, std::int64_t end_ns) noexcept {
+  p = trace_put(p, ",\n{\"ph\":\"X\",\"cat\":\"");
+  p = trace_put(p, cat);
+  p = trace_put(p, "\",\"name\":");
+  p = trace_put(p, name);
+  p = trace_put(p, track);
+  p = trace_put(p, ",\"ts\":");
+  p = write_trace_time(p, begin_ns);
+  p = trace_put(p, ",\"dur\":");
+  return write_trace_dur(p, begin_ns, end_ns);
 }
 
 // ---- rank and world size ----
@@ -6553,10 +7498,9 @@ SCOPEPROF_NAMESPACE_END
 // user_annotation slice of the trace is still scope instance k.
 
 
-#include <charconv>
 #include <cstdint>
-#include <cstring>
 #include <string>
+#include <string_view>
 
 SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
@@ -6572,23 +7516,15 @@ inline void append_trace_steps(output_sink& sink, const report& rep, std::int64_
   sink.append(",\n{\"ph\":\"M\",\"name\":\"thread_name\"" + track + ",\"args\":{\"name\":\"steps (PROF_STEP)\"}}");
   sink.append(",\n{\"ph\":\"M\",\"name\":\"thread_sort_index\"" + track + ",\"args\":{\"sort_index\":-1}}");
   for (const step_span& s : rep.steps()) {
+    char name[40];  // "ProfilerStep#N" as a JSON literal
+    char* n = trace_put(name, "\"ProfilerStep#");
+    n = trace_put_uint(n, s.index);
+    n = trace_put(n, "\"");
     sink.row_done();
     char* p = sink.reserve(192 + track.size());
-    const auto put = [&p](const char* text) {
-      const std::size_t n = std::strlen(text);
-      std::memcpy(p, text, n);
-      p += n;
-    };
-    put(",\n{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#");
-    p = std::to_chars(p, p + 20, s.index).ptr;
-    put("\"");
-    std::memcpy(p, track.data(), track.size());
-    p += track.size();
-    put(",\"ts\":");
-    p = write_trace_time(p, s.begin_ns - origin_ns);
-    put(",\"dur\":");
-    p = write_trace_dur(p, s.begin_ns - origin_ns, s.end_ns - origin_ns);
-    put("}");
+    p = write_trace_slice(p, "user_annotation", std::string_view(name, static_cast<std::size_t>(n - name)), track,
+                          s.begin_ns - origin_ns, s.end_ns - origin_ns);
+    p = trace_put(p, "}");
     sink.commit(p);
   }
 }
@@ -6598,10 +7534,8 @@ SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/detail/trace_steps.hpp ----
 
 #include <algorithm>
-#include <charconv>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <map>
 #include <set>
 #include <string>
@@ -6656,19 +7590,6 @@ struct trace_tables {
 
 /// Room one event takes besides its names (about 400 bytes at most).
 constexpr std::size_t trace_event_room = 1024;
-
-/// The literal's bytes at p (no terminating zero); returns the end.
-template <std::size_t N>
-inline char* trace_put(char* p, const char (&literal)[N]) noexcept {
-  std::memcpy(p, literal, N - 1);
-  return p + (N - 1);
-}
-inline char* trace_put(char* p, std::string_view s) noexcept {
-  std::memcpy(p, s.data(), s.size());
-  return p + s.size();
-}
-inline char* trace_put_uint(char* p, std::uint64_t v) noexcept { return std::to_chars(p, p + 20, v).ptr; }
-inline char* trace_put_int(char* p, std::int64_t v) noexcept { return std::to_chars(p, p + 21, v).ptr; }
 
 inline std::string trace_json_literal(std::string_view s) {
   std::string out;
@@ -6881,20 +7802,6 @@ inline void append_trace_head(std::string& out, const report& rep, const trace_t
                       "stream " + std::to_string(std::get<1>(key)) +
                           (std::get<2>(key) ? " lane " + std::to_string(std::get<2>(key)) : std::string()),
                       true);
-}
-
-/// `,\n{"ph":"X","cat":"<cat>","name":<name><track>,"ts":T,"dur":D`
-inline char* write_trace_slice(char* p, std::string_view cat, std::string_view name, std::string_view track,
-                               std::int64_t begin_ns, std::int64_t end_ns) noexcept {
-  p = trace_put(p, ",\n{\"ph\":\"X\",\"cat\":\"");
-  p = trace_put(p, cat);
-  p = trace_put(p, "\",\"name\":");
-  p = trace_put(p, name);
-  p = trace_put(p, track);
-  p = trace_put(p, ",\"ts\":");
-  p = write_trace_time(p, begin_ns);
-  p = trace_put(p, ",\"dur\":");
-  return write_trace_dur(p, begin_ns, end_ns);
 }
 
 /// `,"pid":P,"tid":T` of a device track.
@@ -7674,6 +8581,9 @@ inline void append_json_head(std::string& out, const report& rep) {
   out += "{\"schema\":\"scopeprof-report/1\",\"version\":\"" SCOPEPROF_VERSION_STRING "\",\"units\":\"ns\",";
   out += "\"counts\":";
   append_json_counts(out, rep.counts());
+  out += ",\"timeline\":{\"policy\":";
+  append_json_string(out, rep.timeline().policy);
+  out += ",\"kept\":" + std::to_string(rep.timeline().kept) + ",\"left_out\":" + std::to_string(rep.timeline().left_out) + "}";
   out += ",\"orphans\":" + std::to_string(rep.orphan_count());
   out += ",\"evidence\":{\"host\":";
   append_json_string(out, rep.sources().host);
@@ -9402,12 +10312,14 @@ inline void device_records_in(const std::vector<device_chunk*>& chunks, std::uin
 }
 
 /// Put each device record's outcome on the host record it belongs to (records of scopes outside the
-/// snapshot's range are skipped).
+/// snapshot's range, or not in the timeline, are skipped).
 inline void attach_device_records(const thread_view& t, const std::vector<device_record*>& device, raw_thread& out) {
   const std::uint64_t from = t.recorded_floor, to = t.counters.recorded;
   for (const device_record* d : device) {
     if (d->host_index == no_record || d->host_index < from || d->host_index >= to) continue;
-    raw_instance& x = out.records[static_cast<std::size_t>(d->host_index - from)];
+    const std::int64_t pos = out.position_of(d->host_index);
+    if (pos < 0) continue;
+    raw_instance& x = out.records[static_cast<std::size_t>(pos)];
     x.device_id = d->device;
     x.stream = reinterpret_cast<std::uintptr_t>(d->stream);
     switch (d->state) {
@@ -9485,87 +10397,6 @@ inline void for_each_backend(Fn&& fn) {
 }  // namespace detail
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/backends/backend_list.hpp ----
-// ---- begin scopeprof/detail/env.hpp ----
-// scopeprof: reading the environment. A malformed value gives one warning (the value quoted with control
-// characters escaped, so it cannot forge lines) and the default.
-
-
-#include <cstdint>
-#include <cstdlib>
-#include <string>
-
-SCOPEPROF_NAMESPACE_BEGIN
-namespace detail {
-
-inline std::string env_string(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? std::string(v) : std::string();
-}
-
-inline std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  return s;
-}
-
-/// Warnings quote the value with control characters escaped, so a value cannot forge lines.
-inline std::string quoted(const std::string& value) { return "'" + display_name(value) + "'"; }
-
-/// Parse a 0/1 style switch; a malformed value gives one warning and the default.
-inline bool parse_switch(const char* name, const std::string& value, bool fallback) {
-  const std::string v = lower(value);
-  if (v.empty()) return fallback;
-  if (v == "0" || v == "off" || v == "false" || v == "no") return false;
-  if (v == "1" || v == "on" || v == "true" || v == "yes") return true;
-  warn(std::string(name) + "=" + quoted(value) + " is not one of 0, 1, on, off, true, false; using " + (fallback ? "1" : "0"));
-  return fallback;
-}
-
-/// Parse a positive integer (optional k/m/g suffix, powers of 1024); malformed: one warning, the default.
-inline std::uint64_t parse_count(const char* name, const std::string& value, std::uint64_t fallback) {
-  if (value.empty()) return fallback;
-  std::uint64_t v = 0;
-  std::size_t i = 0;
-  for (; i < value.size() && value[i] >= '0' && value[i] <= '9'; ++i) {
-    const auto digit = static_cast<std::uint64_t>(value[i] - '0');
-    if (v > (UINT64_MAX - digit) / 10) { i = 0; break; }
-    v = v * 10 + digit;
-  }
-  std::uint64_t mult = 1;
-  if (i > 0 && i + 1 == value.size()) {
-    const char s = static_cast<char>(value[i] | 0x20);
-    mult = s == 'k' ? 1024u : s == 'm' ? 1024u * 1024u : s == 'g' ? 1024u * 1024u * 1024u : 0u;
-    if (mult) ++i;
-  }
-  if (i == 0 || i != value.size() || v == 0 || mult == 0 || v > UINT64_MAX / mult) {
-    warn(std::string(name) + "=" + quoted(value) + " is not a positive whole number; using " + std::to_string(fallback));
-    return fallback;
-  }
-  return v * mult;
-}
-
-inline clock_kind parse_clock(const std::string& value) {
-  const std::string v = lower(value);
-  const clock_kind best = best_clock_kind();
-  if (v.empty() || v == "auto") return best;
-  clock_kind asked;
-  if (v == "steady") asked = clock_kind::steady;
-  else if (v == "tsc") asked = clock_kind::tsc;
-  else if (v == "cntvct") asked = clock_kind::cntvct;
-  else {
-    warn("SCOPEPROF_CLOCK=" + quoted(value) + " is not one of auto, tsc, steady, cntvct; using " + to_string(best));
-    return best;
-  }
-  if (!clock_kind_available(asked)) {
-    warn(std::string("SCOPEPROF_CLOCK=") + quoted(value) + ": " + to_string(asked) + " is not available on this machine; using " +
-         to_string(best));
-    return best;
-  }
-  return asked;
-}
-
-}  // namespace detail
-SCOPEPROF_NAMESPACE_END
-// ---- end scopeprof/detail/env.hpp ----
 
 #include <atomic>
 #include <chrono>
@@ -9581,6 +10412,18 @@ SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
 inline void report_at_exit() noexcept;
+
+/// SCOPEPROF_TRACE (the timeline) and SCOPEPROF_DRAIN (the background thread), read once at start-up.
+inline void configure_drain(registry& r) {
+  drain_state& d = the_drain();
+  std::string why;
+  const std::string trace = env_string("SCOPEPROF_TRACE");
+  if (!parse_trace_policy(lower(trace), d.policy, why))
+    warn("SCOPEPROF_TRACE=" + quoted(trace) + " ignored (" + why + "); the timeline keeps every scope (all)");
+  d.ring.reset(d.policy.last_n);
+  if (!parse_switch("SCOPEPROF_DRAIN", env_string("SCOPEPROF_DRAIN"), true))
+    r.drain_thread.store(drain_off, std::memory_order_relaxed);
+}
 
 inline std::once_flag& init_flag() {
   static std::once_flag f;
@@ -9605,6 +10448,7 @@ SCOPEPROF_API void initialise() noexcept {
 #if SCOPEPROF_WITH_CUDA
       the_devices().wait_ms = parse_count("SCOPEPROF_DEVICE_WAIT_MS", env_string("SCOPEPROF_DEVICE_WAIT_MS"), 5000);
 #endif
+      configure_drain(r);
       r.clock_start = read_anchor();
       nvtx_initialize();
       r.report_target = env_string("SCOPEPROF_REPORT");
@@ -9643,20 +10487,51 @@ inline tick_converter calibrated_converter(const registry& r, std::string& descr
   return conv;
 }
 
-/// The snapshot's sites, threads, counts and warnings, from the registry view; then every backend adds
-/// its part (device spans, CUPTI records, evidence lines).
+/// The timeline's and the drain's lines in the report's header.
+inline void timeline_warnings(const registry& r, const drain_state& d, raw_snapshot& raw) {
+  const timeline_counts& t = raw.timeline;
+  if (d.fold_failed)
+    raw.warnings += "  warning: " + std::to_string(d.fold_failed) +
+                    " finished scopes could not be added to the tables (out of memory)\n";
+  if (t.left_out == 0) return;
+  if (d.policy.mode == trace_mode::all)
+    raw.warnings += "  warning: the timeline stopped growing at " + std::to_string(r.max_records.load()) +
+                    " scopes (SCOPEPROF_MAX_RECORDS); " + std::to_string(t.left_out) +
+                    " later scopes are in the tables only\n";
+  else
+    raw.warnings += "  note: SCOPEPROF_TRACE=" + t.policy + ": the timeline holds " + std::to_string(t.kept) + " of " +
+                    std::to_string(t.kept + t.left_out) + " scopes; the tables count them all\n";
+  bool device = !raw.activities.empty();
+  for (std::size_t i = 0; i < raw.threads.size() && !device; ++i)
+    for (const raw_instance& x : raw.threads[i].records)
+      if (x.device != device_status::not_timed) {
+        device = true;
+        break;
+      }
+  if (device)
+    raw.warnings += "  note: host times count every scope; device spans and CUPTI figures come from the " +
+                    std::to_string(t.kept) + " scopes in the timeline only\n";
+}
+
+/// The snapshot's sites, threads, counts and warnings, from the registry view (drained just before);
+/// then every backend adds its part (device spans, CUPTI records, evidence lines).
 inline void fill_snapshot(const registry& r, const registry_view& view, const tick_converter& conv, raw_snapshot& raw) {
   raw.sites.reserve(view.sites.size());
   for (const site_info* s : view.sites) raw.sites.push_back({s->name, s->file, s->function, s->line});
   for (const thread_view& tv : view.threads) {
     read_steps(tv, static_cast<std::uint32_t>(raw.threads.size()), conv, raw.steps);
-    raw.threads.push_back(read_thread(tv, conv));
+    raw.threads.push_back(describe_thread(tv));
     const scope_counts& c = raw.threads.back().desc.counts;
     raw.counts.entered += c.entered;
     raw.counts.recorded += c.recorded;
     raw.counts.dropped += c.dropped;
     raw.counts.in_flight += c.in_flight;
   }
+  const drain_state& d = the_drain();
+  read_timeline(d, view, conv, raw);
+  // While the timeline holds every scope since reset(), the tables come from its records (to the ns of
+  // each instance); once it has left scopes out, their host figures come from the fold.
+  if (raw.timeline.left_out > 0) snapshot_fold(d, view, conv.kind == clock_kind::steady ? 1.0 : conv.ns_per_tick, raw.folded);
   const collect_context ctx{view, conv};
   for_each_backend([&](const backend_hooks& b) {
     if (b.collect != nullptr) b.collect(raw, ctx);
@@ -9670,8 +10545,10 @@ inline void fill_snapshot(const registry& r, const registry_view& view, const ti
   raw.steps_lost = r.steps_lost.load(std::memory_order_relaxed);
   if (raw.counts.dropped)
     raw.warnings += "  warning: " + std::to_string(raw.counts.dropped) +
-                    " finished scopes were dropped because the record buffer was full (cap " +
-                    std::to_string(r.max_records.load()) + " records; raise SCOPEPROF_MAX_RECORDS or call reset())\n";
+                    " finished scopes were dropped because " + std::to_string(r.max_records.load()) +
+                    " records were waiting to be folded (SCOPEPROF_MAX_RECORDS; the drain did not keep up" +
+                    (r.drain_thread.load() == drain_running ? "" : ", and it runs only at collect() and reset()") + ")\n";
+  timeline_warnings(r, d, raw);
 }
 
 }  // namespace detail
@@ -9698,6 +10575,37 @@ SCOPEPROF_API void set_max_records(std::uint64_t n) noexcept {
   detail::registry& r = detail::the_registry();
   r.max_records.store(n, std::memory_order_relaxed);
   r.alloc_epoch.fetch_add(1, std::memory_order_acq_rel);  // threads that found the buffer full may try again
+}
+
+SCOPEPROF_API bool set_trace_policy(std::string_view policy) noexcept {
+  using namespace detail;
+  initialise();
+  try {
+    trace_policy p;
+    std::string why;
+    const std::string value(policy);
+    if (!parse_trace_policy(lower(value), p, why)) {
+      warn("set_trace_policy(" + quoted(value) + ") ignored: " + why);
+      return false;
+    }
+    registry& r = the_registry();
+    std::lock_guard<std::mutex> serial(r.collect_mu);
+    drain_state& d = the_drain();
+    drain_pass(r, d, view_registry(r));  // what ended so far goes by the previous setting
+    for (auto& [buffer, td] : d.threads) {
+      d.left_out += td.kept.size();
+      td.kept.clear();
+      td.step_cursor = 0;  // steps:A-B looks at the marks made so far again
+    }
+    d.left_out += d.ring.size();
+    d.kept = 0;
+    d.step_begin = d.step_end = 0;
+    d.policy = p;
+    d.ring.reset(p.last_n);
+    return true;
+  } catch (...) {
+    return false;
+  }
 }
 
 /// @brief Device-time every Nth entry of every call site (0: host time only, 1: every entry).
@@ -9790,6 +10698,7 @@ SCOPEPROF_API report collect() noexcept {
     const tick_converter conv = calibrated_converter(r, raw.sources.host);
     raw.origin_ns = r.clock_start.ns;
     const registry_view view = view_registry(r);
+    drain_pass(r, the_drain(), view);
     fill_snapshot(r, view, conv, raw);
 #else
     raw.sources.host = "compiled out (SCOPEPROF_DISABLE)";
@@ -9816,18 +10725,21 @@ SCOPEPROF_API void reset() noexcept {
   registry& r = the_registry();
   try {
     std::lock_guard<std::mutex> serial(r.collect_mu);
-    std::vector<reset_thread> threads;  // (buffer, exited)
+    const registry_view view = view_registry(r);
+    drain_pass(r, the_drain(), view);  // what is forgotten below was folded: open scopes' self times stay right
     {
       std::lock_guard<std::mutex> lock(r.mu);
       r.unattached_floor = r.unattached_drops.load(std::memory_order_relaxed);
-      threads.reserve(r.threads.size());
-      for (thread_buffer* b : r.threads) threads.emplace_back(b, b->exited);
     }
+    std::vector<reset_thread> threads;  // (buffer, exited)
+    threads.reserve(view.threads.size());
     std::vector<thread_buffer*> emptied;
-    for (const auto& [b, exited] : threads) {
-      discard_thread(r, *b, exited);
-      if (exited) emptied.push_back(b);
+    for (const thread_view& t : view.threads) {
+      threads.emplace_back(t.buffer, t.exited);
+      discard_thread(r, *t.buffer, t.counters, t.exited);
+      if (t.exited) emptied.push_back(t.buffer);
     }
+    forget_drained(the_drain(), emptied);
     for_each_backend([&](const backend_hooks& h) {
       if (h.reset != nullptr) h.reset(threads);
     });

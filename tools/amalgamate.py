@@ -5,6 +5,12 @@ Every `#include <scopeprof/...>` is replaced, recursively, by the text of that
 header (each header once, at its first include), with its `#pragma once`
 removed. All other includes are left untouched. The output is deterministic.
 
+Since a header is inlined once, where it is first included, that first include
+must not sit inside an #if block: the single header would then have the header
+only under that condition, and a later unconditional include would find it
+already used up. That is an error (a header meant for some builds only guards
+its own contents), except for the umbrella's one way into the cold code.
+
 Usage:
     python3 tools/amalgamate.py            # write single_include/scopeprof.hpp
     python3 tools/amalgamate.py --check    # exit 1 if the file on disk is stale
@@ -26,6 +32,10 @@ INCLUDE_RE = re.compile(r"^\s*#\s*include\s*<(scopeprof/[^>\s]+)>")
 QUOTED_INCLUDE_RE = re.compile(r'^\s*#\s*include\s*"(scopeprof/[^"]*)"')
 UMBRELLA_INCLUDE_RE = re.compile(r'^\s*#\s*include\s*[<"]scopeprof\.hpp[>"]')
 PRAGMA_ONCE_RE = re.compile(r"^\s*#\s*pragma\s+once\b")
+IF_RE = re.compile(r"^\s*#\s*if(n?def)?\b")
+ENDIF_RE = re.compile(r"^\s*#\s*endif\b")
+# The one header included under a condition on purpose: all it pulls in is for cold translation units.
+COLD_ENTRY = "scopeprof/impl/implementation.hpp"
 VERSION_RE = re.compile(r'^\s*#\s*define\s+SCOPEPROF_VERSION_STRING\s+"([^"]+)"', re.M)
 
 
@@ -54,9 +64,12 @@ def version():
     return m.group(1)
 
 
-def inline(rel, seen, out, where="(top level)"):
-    """Append the text of header `rel` to `out`, inlining scopeprof includes."""
+def inline(rel, seen, out, where="(top level)", conditional=False):
+    """Append the text of header `rel` to `out`, inlining scopeprof includes.
+
+    `conditional`: `rel` itself is inlined inside an #if block."""
     seen.add(rel)
+    depth = 0  # #if blocks open at this line of `rel`
     try:
         text = read_header(rel)
     except AmalgamateError as e:
@@ -65,12 +78,22 @@ def inline(rel, seen, out, where="(top level)"):
         here = f"include/{rel}:{lineno}"
         if PRAGMA_ONCE_RE.match(line):
             continue
+        if IF_RE.match(line):
+            depth += 1
+        elif ENDIF_RE.match(line):
+            depth -= 1
         m = INCLUDE_RE.match(line)
         if m:
             child = m.group(1)
             if child not in seen:
+                under = conditional or depth > 0
+                if under and child != COLD_ENTRY:
+                    raise AmalgamateError(
+                        f"{here}: <{child}> is first included inside an #if block, so the single "
+                        f"header would have it only under that condition; include it unconditionally "
+                        f"before this point")
                 out.append(f"// ---- begin {child} ----")
-                inline(child, seen, out, here)
+                inline(child, seen, out, here, under and child != COLD_ENTRY)
                 out.append(f"// ---- end {child} ----")
             continue
         q = QUOTED_INCLUDE_RE.match(line)

@@ -26,6 +26,8 @@ class report {
   report() = default;
 
   const scope_counts& counts() const noexcept { return counts_; }
+  /// @brief What the timeline kept (SCOPEPROF_TRACE): instances() holds `kept` of the recorded scopes.
+  const timeline_counts& timeline() const noexcept { return timeline_; }
   const std::vector<site_desc>& sites() const noexcept { return sites_; }
   const std::vector<thread_desc>& threads() const noexcept { return threads_; }
   /// Pre-order per thread: a parent comes before its children, siblings by begin time.
@@ -37,6 +39,8 @@ class report {
   const std::string& warnings() const noexcept { return warnings_; }
   /// Time zero of traces (steady_clock ns): the library's start.
   std::int64_t origin_ns() const noexcept { return origin_ns_; }
+  /// Scopes the tables place at the root because their parent's record is missing (dropped) or their
+  /// parent was still open when the report was taken.
   std::uint64_t orphan_count() const noexcept { return orphans_; }
   /// CUPTI kernels, copies and memsets by begin time (empty unless sources().cupti_valid).
   const std::vector<device_activity>& activities() const noexcept { return activities_; }
@@ -87,6 +91,7 @@ class report {
  private:
   friend class detail::report_builder;  // detail::build_report() fills a report through it
   scope_counts counts_;
+  timeline_counts timeline_;
   std::vector<site_desc> sites_;
   std::vector<thread_desc> threads_;
   std::vector<scope_instance> instances_;

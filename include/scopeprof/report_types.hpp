@@ -14,9 +14,18 @@ SCOPEPROF_NAMESPACE_BEGIN
 /// @brief Accounting of scope entries: entered == recorded + dropped + in_flight, always.
 struct scope_counts {
   std::uint64_t entered = 0;    ///< scopes begun since start (or the last reset)
-  std::uint64_t recorded = 0;   ///< finished scopes whose record is in this report
+  std::uint64_t recorded = 0;   ///< finished scopes counted in this report's tables
   std::uint64_t dropped = 0;    ///< finished scopes that found the record buffer full (see set_max_records)
   std::uint64_t in_flight = 0;  ///< scopes still open when the report was taken
+};
+
+/// @brief What the timeline (SCOPEPROF_TRACE) kept of the recorded scopes: kept + left_out == recorded
+/// when the report comes from collect(). The tables count every recorded scope; instances(), traces and
+/// the HTML timeline hold the kept ones.
+struct timeline_counts {
+  std::string policy = "all";  ///< as set: all, off, last:N, steps:A-B
+  std::uint64_t kept = 0;      ///< scopes in instances()
+  std::uint64_t left_out = 0;  ///< recorded scopes in the tables only
 };
 
 /// @brief What a report says about device time for one scope instance.

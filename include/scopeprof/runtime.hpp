@@ -34,8 +34,16 @@ SCOPEPROF_API bool enabled() noexcept;
 /// @brief Switch recording on or off at run time (scopes already open still finish and are recorded).
 SCOPEPROF_API void set_enabled(bool on) noexcept;
 
-/// @brief Cap on records held in memory across all threads; past it, scopes are counted as dropped.
+/// @brief Cap on records waiting to be folded into the tables, across all threads (past it, scopes are
+/// counted as dropped), and on the timeline's length under SCOPEPROF_TRACE=all (past it, scopes are in the
+/// tables only).
 SCOPEPROF_API void set_max_records(std::uint64_t n) noexcept;
+
+/// @brief What the timeline keeps from now on, as SCOPEPROF_TRACE does: "all", "off", "last:N" or
+/// "steps:A-B". The tables count every scope whatever it is. Scopes that ended before the call were
+/// handled by the previous setting; what the previous timeline held is left out of the new one. Returns
+/// false (and changes nothing) on a value it does not understand.
+SCOPEPROF_API bool set_trace_policy(std::string_view policy) noexcept;
 
 /// @brief Device-time every Nth entry of every call site (0: host time only, 1: every entry).
 /// Applies to sites already seen and to new ones, and replaces every per-name setting. CUDA builds;

@@ -9,6 +9,7 @@
 #include <scopeprof/backends/cupti/collect.hpp>
 #include <scopeprof/detail/activity.hpp>
 #include <scopeprof/detail/demangle.hpp>
+#include <scopeprof/detail/drain.hpp>
 #include <scopeprof/detail/env.hpp>
 #include <scopeprof/detail/raw_snapshot.hpp>
 #include <scopeprof/detail/report_builder.hpp>

@@ -6,6 +6,7 @@
 #include "output_check.hpp"
 
 #include "internals.hpp"
+#include "raw_builders.hpp"
 
 #include <doctest/doctest.h>
 
@@ -16,52 +17,25 @@ namespace {
 
 using scopeprof::activity_kind;
 using scopeprof::detail::raw_activity;
-using scopeprof::detail::raw_instance;
-
-raw_instance rec(std::uint32_t site, std::uint32_t depth, std::int64_t begin, std::int64_t end) {
-  raw_instance x;
-  x.site = site;
-  x.depth = depth;
-  x.host_begin_ns = begin;
-  x.host_end_ns = end;
-  return x;
-}
-
-raw_activity act(activity_kind kind, std::int64_t thread, std::int64_t record, std::uint32_t name, std::int64_t begin,
-                 std::int64_t end, std::uint32_t stream = 7) {
-  raw_activity a;
-  a.kind = kind;
-  a.thread = thread;
-  a.record = record;
-  a.name = name;
-  a.device = 0;
-  a.stream = stream;
-  a.begin_ns = begin;
-  a.end_ns = end;
-  return a;
-}
-
-scopeprof::detail::raw_snapshot snapshot(const std::vector<std::string>& sites, std::vector<raw_instance> records) {
-  scopeprof::detail::raw_snapshot s;
-  for (const auto& n : sites) s.sites.push_back({n, "cupti.cpp", "f", 1});
-  scopeprof::detail::raw_thread t;
-  t.records = std::move(records);
-  t.desc.counts.recorded = t.desc.counts.entered = t.records.size();
-  s.counts = t.desc.counts;
-  s.threads.push_back(std::move(t));
-  return s;
-}
+using sptest::device_work;
+using sptest::host_record;
+using sptest::one_thread_snapshot;
 
 // step { launch k1 (10 us), memcpy (5 us); inner { k1 (20 us), k2 (30 us) } } and one kernel outside.
 // Records in post-order: inner (index 0), step (index 1).
 scopeprof::detail::raw_snapshot step_snapshot(bool valid) {
-  auto s = snapshot({"step", "inner"}, {rec(1, 1, 2'000, 90'000), rec(0, 0, 1'000, 100'000)});
+  auto s = one_thread_snapshot("cupti.cpp", {"step", "inner"},
+                               {host_record(1, 1, 2'000, 90'000), host_record(0, 0, 1'000, 100'000)});
   s.sources.cupti_valid = valid;
   s.sources.cupti = valid ? "test records" : "withheld: CUPTI is held by another tool (test)";
   s.activity_names = {"k1", "k2", "[CUDA memcpy HtoD]"};
-  s.activities = {act(activity_kind::kernel, 0, 1, 0, 110'000, 120'000), act(activity_kind::memcpy, 0, 1, 2, 120'000, 125'000),
-                  act(activity_kind::kernel, 0, 0, 0, 130'000, 150'000), act(activity_kind::kernel, 0, 0, 1, 150'000, 180'000),
-                  act(activity_kind::kernel, -1, -1, 1, 200'000, 201'000)};
+  s.activities = {
+      device_work(activity_kind::kernel, 0, 1, 0, 7, 110'000, 120'000),
+      device_work(activity_kind::memcpy, 0, 1, 2, 7, 120'000, 125'000),
+      device_work(activity_kind::kernel, 0, 0, 0, 7, 130'000, 150'000),
+      device_work(activity_kind::kernel, 0, 0, 1, 7, 150'000, 180'000),
+      device_work(activity_kind::kernel, -1, -1, 1, 7, 200'000, 201'000),
+  };
   return s;
 }
 
@@ -164,11 +138,15 @@ TEST_CASE("device busy and kernel counts: self and inclusive, in every view") {
 }
 
 TEST_CASE("a kernel summary groups by scope name and kernel name with the nsys columns' statistics") {
-  auto s = snapshot({"loop"}, {rec(0, 0, 0, 10), rec(0, 0, 20, 30), rec(0, 0, 40, 50)});
+  auto s = one_thread_snapshot("cupti.cpp", {"loop"},
+                               {host_record(0, 0, 0, 10), host_record(0, 0, 20, 30), host_record(0, 0, 40, 50)});
   s.sources.cupti_valid = true;
   s.activity_names = {"gemm"};
-  s.activities = {act(activity_kind::kernel, 0, 0, 0, 100, 110), act(activity_kind::kernel, 0, 1, 0, 200, 230),
-                  act(activity_kind::kernel, 0, 2, 0, 300, 320)};
+  s.activities = {
+      device_work(activity_kind::kernel, 0, 0, 0, 7, 100, 110),
+      device_work(activity_kind::kernel, 0, 1, 0, 7, 200, 230),
+      device_work(activity_kind::kernel, 0, 2, 0, 7, 300, 320),
+  };
   const auto r = scopeprof::detail::build_report(std::move(s));
   REQUIRE(r.kernel_summary().size() == 1);
   const auto& k = r.kernel_summary()[0];
@@ -187,11 +165,14 @@ TEST_CASE("kernel names: tables show them demangled and cut as Nsight does; JSON
   const std::string spin = "_ZN13scopeprof_gpu11spin_kernelEyPy";
   const std::string arg(150, 'A');  // k<A...A>(float*): a 150-character template argument
   const std::string long_symbol = "_Z1kI" + std::to_string(arg.size()) + arg + "EvPf";
-  auto s = snapshot({"loop"}, {rec(0, 0, 0, 10), rec(0, 0, 20, 30)});
+  auto s = one_thread_snapshot("cupti.cpp", {"loop"}, {host_record(0, 0, 0, 10), host_record(0, 0, 20, 30)});
   s.sources.cupti_valid = true;
   s.activity_names = {spin, long_symbol, "vectorAdd"};
-  s.activities = {act(activity_kind::kernel, 0, 0, 0, 100, 110), act(activity_kind::kernel, 0, 1, 1, 200, 230),
-                  act(activity_kind::kernel, 0, 1, 2, 300, 320)};
+  s.activities = {
+      device_work(activity_kind::kernel, 0, 0, 0, 7, 100, 110),
+      device_work(activity_kind::kernel, 0, 1, 1, 7, 200, 230),
+      device_work(activity_kind::kernel, 0, 1, 2, 7, 300, 320),
+  };
   const auto r = scopeprof::detail::build_report(std::move(s));
   REQUIRE(r.kernel_summary().size() == 3);
   const std::string spin_demangled = "scopeprof_gpu::spin_kernel(unsigned long long, unsigned long long*)";
@@ -228,10 +209,13 @@ TEST_CASE("kernel names: tables show them demangled and cut as Nsight does; JSON
 }
 
 TEST_CASE("recursion: a name nested in itself counts its busy time once in the flat table") {
-  auto s = snapshot({"rec"}, {rec(0, 1, 10, 20), rec(0, 0, 0, 100)});
+  auto s = one_thread_snapshot("cupti.cpp", {"rec"}, {host_record(0, 1, 10, 20), host_record(0, 0, 0, 100)});
   s.sources.cupti_valid = true;
   s.activity_names = {"k"};
-  s.activities = {act(activity_kind::kernel, 0, 0, 0, 200, 300), act(activity_kind::kernel, 0, 1, 0, 300, 350)};
+  s.activities = {
+      device_work(activity_kind::kernel, 0, 0, 0, 7, 200, 300),
+      device_work(activity_kind::kernel, 0, 1, 0, 7, 300, 350),
+  };
   const auto r = scopeprof::detail::build_report(std::move(s));
   const auto* f = r.find("rec");
   REQUIRE(f != nullptr);

@@ -6,6 +6,7 @@
 #include "output_check.hpp"
 
 #include "internals.hpp"
+#include "raw_builders.hpp"
 
 #include <doctest/doctest.h>
 #include "temp_files.hpp"  // after <scopeprof.hpp>: LibTorch's logging macros must not replace doctest's
@@ -32,8 +33,9 @@ extern char** environ;
 
 namespace {
 
-using scopeprof::detail::raw_instance;
 using scopeprof::detail::raw_snapshot;
+using sptest::device_timed;
+using sptest::host_record;
 
 const char* const data_open = "<script type=\"application/json\" id=\"scopeprof-data\">";
 
@@ -77,24 +79,6 @@ std::string lower(std::string s) {
   return s;
 }
 
-raw_instance raw(std::uint32_t site, std::uint32_t depth, std::int64_t b, std::int64_t e) {
-  raw_instance x;
-  x.site = site;
-  x.depth = depth;
-  x.host_begin_ns = b;
-  x.host_end_ns = e;
-  return x;
-}
-
-raw_instance timed(raw_instance x, std::uint64_t stream, std::int64_t b, std::int64_t e) {
-  x.device = scopeprof::device_status::ok;
-  x.device_id = 0;
-  x.stream = stream;
-  x.device_begin_ns = b;
-  x.device_end_ns = e;
-  return x;
-}
-
 /// One thread of `roots` roots ("step", 1 us apart, durations varying), each with a device-timed child
 /// ("kernel") on every other step.
 raw_snapshot steps_snapshot(std::size_t roots, std::int64_t origin) {
@@ -107,8 +91,8 @@ raw_snapshot steps_snapshot(std::size_t roots, std::int64_t origin) {
   for (std::size_t i = 0; i < roots; ++i) {
     const std::int64_t b = origin + 1000 + static_cast<std::int64_t>(i) * 1000;
     const std::int64_t d = 100 + static_cast<std::int64_t>(i % 7) * 50;
-    if (i % 2 == 0) recs.push_back(timed(raw(1, 1, b + 10, b + 20), 3, b + 30, b + 30 + d));
-    recs.push_back(raw(0, 0, b, b + d));
+    if (i % 2 == 0) recs.push_back(device_timed(host_record(1, 1, b + 10, b + 20), 0, 3, b + 30, b + 30 + d));
+    recs.push_back(host_record(0, 0, b, b + d));
   }
   s.threads[0].desc.counts.entered = s.threads[0].desc.counts.recorded = recs.size();
   s.counts = s.threads[0].desc.counts;
@@ -226,7 +210,8 @@ TEST_CASE("text from the report cannot become markup in the HTML report") {
   s.warnings = "scopeprof: warning: <script>alert(2)</script>\nsecond line &\n";
   s.threads.emplace_back();
   s.threads[0].desc.name = "</script>thread<script>";
-  for (std::uint32_t i = 0; i < names.size(); ++i) s.threads[0].records.push_back(raw(i, 0, 100 * i, 100 * i + 50));
+  for (std::uint32_t i = 0; i < names.size(); ++i)
+    s.threads[0].records.push_back(host_record(i, 0, 100 * i, 100 * i + 50));
   s.threads[0].desc.counts.entered = s.threads[0].desc.counts.recorded = names.size();
   s.counts = s.threads[0].desc.counts;
   const auto r = scopeprof::detail::build_report(s);

@@ -5,6 +5,7 @@
 #include "output_check.hpp"
 
 #include "internals.hpp"
+#include "raw_builders.hpp"
 
 #include <doctest/doctest.h>
 
@@ -18,47 +19,16 @@ namespace {
 
 using scopeprof::device_status;
 using scopeprof::detail::raw_instance;
-
-raw_instance rec(std::uint32_t site, std::uint32_t depth, std::int64_t begin, std::int64_t end) {
-  raw_instance x;
-  x.site = site;
-  x.depth = depth;
-  x.host_begin_ns = begin;
-  x.host_end_ns = end;
-  return x;
-}
-
-raw_instance dev(raw_instance x, std::int32_t device, std::uint64_t stream, std::int64_t begin, std::int64_t end) {
-  x.device = device_status::ok;
-  x.device_id = device;
-  x.stream = stream;
-  x.device_begin_ns = begin;
-  x.device_end_ns = end;
-  return x;
-}
-
-raw_instance with_status(raw_instance x, device_status s) {
-  x.device = s;
-  return x;
-}
+using sptest::device_timed;
+using sptest::host_record;
+using sptest::with_device_status;
 
 // A snapshot with the given site names and one thread per record list (records in post-order).
 scopeprof::report build(const std::vector<std::string>& names, const std::vector<std::vector<raw_instance>>& threads,
                         std::uint64_t in_flight = 0) {
   scopeprof::detail::raw_snapshot s;
-  for (const auto& n : names) s.sites.push_back({n, "model.cpp", "f", 1});
-  for (std::size_t t = 0; t < threads.size(); ++t) {
-    scopeprof::detail::raw_thread th;
-    th.desc.index = static_cast<std::uint32_t>(t);
-    th.records = threads[t];
-    th.desc.counts.recorded = th.records.size();
-    th.desc.counts.in_flight = t == 0 ? in_flight : 0;
-    th.desc.counts.entered = th.desc.counts.recorded + th.desc.counts.in_flight;
-    s.counts.entered += th.desc.counts.entered;
-    s.counts.recorded += th.desc.counts.recorded;
-    s.counts.in_flight += th.desc.counts.in_flight;
-    s.threads.push_back(std::move(th));
-  }
+  sptest::add_sites(s, names, "model.cpp");
+  for (std::size_t t = 0; t < threads.size(); ++t) sptest::add_thread(s, threads[t], 0, t == 0 ? in_flight : 0);
   return scopeprof::detail::build_report(std::move(s));
 }
 
@@ -113,8 +83,9 @@ TEST_CASE("build_report rebuilds the call tree from post-order records and lists
   enum { A, B, C, D, E };
   const std::vector<std::string> names = {"A", "B", "C", "D", "E"};
   // A[0,100] { B[10,40] { C[20,30] }, D[50,90] }, E[200,300]; records in the order scopes ended.
-  const std::vector<raw_instance> post = {rec(C, 2, 20, 30), rec(B, 1, 10, 40), rec(D, 1, 50, 90), rec(A, 0, 0, 100),
-                                          rec(E, 0, 200, 300)};
+  const std::vector<raw_instance> post = {host_record(C, 2, 20, 30), host_record(B, 1, 10, 40),
+                                          host_record(D, 1, 50, 90), host_record(A, 0, 0, 100),
+                                          host_record(E, 0, 200, 300)};
   SUBCASE("one thread") {
     const auto r = build(names, {post});
     REQUIRE(r.instances().size() == 5);
@@ -157,7 +128,7 @@ TEST_CASE("build_report rebuilds the call tree from post-order records and lists
   }
   SUBCASE("same-level siblings that ended in a different order than they began") {
     // Only possible with clock noise; siblings are still ordered by begin time.
-    const auto r = build(names, {{rec(B, 1, 40, 50), rec(C, 1, 10, 20), rec(A, 0, 0, 100)}});
+    const auto r = build(names, {{host_record(B, 1, 40, 50), host_record(C, 1, 10, 20), host_record(A, 0, 0, 100)}});
     REQUIRE(r.instances().size() == 3);
     CHECK(name_of(r, 1) == "C");
     CHECK(name_of(r, 2) == "B");
@@ -169,7 +140,7 @@ TEST_CASE("build_report shows scopes whose parent is missing or still open as or
   const std::vector<std::string> names = {"A", "B", "C", "D"};
   SUBCASE("the parent was dropped and a sibling of the parent ended next") {
     // A[0,100] { B[10,40] (dropped) { C[20,30] }, D[50,90] }
-    const auto r = build(names, {{rec(C, 2, 20, 30), rec(D, 1, 50, 90), rec(A, 0, 0, 100)}});
+    const auto r = build(names, {{host_record(C, 2, 20, 30), host_record(D, 1, 50, 90), host_record(A, 0, 0, 100)}});
     REQUIRE(r.instances().size() == 3);
     CHECK(name_of(r, 0) == "A");
     CHECK(name_of(r, 1) == "D");
@@ -183,7 +154,7 @@ TEST_CASE("build_report shows scopes whose parent is missing or still open as or
     CHECK(r.to_string().find("1 scopes whose parent was still open (or dropped)") != std::string::npos);
   }
   SUBCASE("the parent was dropped and the grandparent ended next") {
-    const auto r = build(names, {{rec(C, 2, 20, 30), rec(A, 0, 0, 100)}});
+    const auto r = build(names, {{host_record(C, 2, 20, 30), host_record(A, 0, 0, 100)}});
     REQUIRE(r.instances().size() == 2);
     CHECK_FALSE(r.instances()[0].orphan);
     CHECK(r.instances()[1].orphan);
@@ -193,7 +164,7 @@ TEST_CASE("build_report shows scopes whose parent is missing or still open as or
   }
   SUBCASE("the parent is still open") {
     // A still open: B (depth 1) and its child C have ended.
-    const auto r = build(names, {{rec(C, 2, 20, 30), rec(B, 1, 10, 40)}}, 1);
+    const auto r = build(names, {{host_record(C, 2, 20, 30), host_record(B, 1, 10, 40)}}, 1);
     REQUIRE(r.instances().size() == 2);
     CHECK(name_of(r, 0) == "B");
     CHECK(r.instances()[0].orphan);
@@ -205,7 +176,10 @@ TEST_CASE("build_report shows scopes whose parent is missing or still open as or
     CHECK(r.counts().in_flight == 1);
   }
   SUBCASE("orphans keep the outputs valid") {
-    const auto r = build(names, {{rec(C, 3, 20, 30), rec(D, 1, 50, 90), rec(B, 2, 5, 8), rec(A, 1, 0, 100)}}, 1);
+    const auto r = build(names,
+                         {{host_record(C, 3, 20, 30), host_record(D, 1, 50, 90), host_record(B, 2, 5, 8),
+                           host_record(A, 1, 0, 100)}},
+                         1);
     const std::string problem = sptest::check_all_outputs(r);
     CHECK_MESSAGE(problem.empty(), problem);
     CHECK(r.orphan_count() >= 1);
@@ -217,7 +191,7 @@ TEST_CASE("recursion: a name nested in itself counts its inclusive time once and
   const std::vector<std::string> names = {"A", "B"};
   SUBCASE("directly") {
     // A[0,100] { A[10,60] { B[20,30] } }
-    const auto r = build(names, {{rec(B, 2, 20, 30), rec(A, 1, 10, 60), rec(A, 0, 0, 100)}});
+    const auto r = build(names, {{host_record(B, 2, 20, 30), host_record(A, 1, 10, 60), host_record(A, 0, 0, 100)}});
     const auto& a = row(r, "A");
     CHECK(a.calls == 2);
     CHECK(a.host_total_ns == 100);
@@ -233,7 +207,7 @@ TEST_CASE("recursion: a name nested in itself counts its inclusive time once and
   }
   SUBCASE("through another name") {
     // A[0,100] { B[10,90] { A[20,80] } }
-    const auto r = build(names, {{rec(A, 2, 20, 80), rec(B, 1, 10, 90), rec(A, 0, 0, 100)}});
+    const auto r = build(names, {{host_record(A, 2, 20, 80), host_record(B, 1, 10, 90), host_record(A, 0, 0, 100)}});
     CHECK(row(r, "A").calls == 2);
     CHECK(row(r, "A").host_total_ns == 100);
     CHECK(row(r, "A").host_self_ns == 20 + 60);
@@ -241,17 +215,19 @@ TEST_CASE("recursion: a name nested in itself counts its inclusive time once and
     CHECK(row(r, "B").host_self_ns == 20);
   }
   SUBCASE("siblings of the same name all count") {
-    const auto r = build(names, {{rec(A, 1, 10, 20), rec(A, 1, 30, 50), rec(B, 0, 0, 100), rec(A, 0, 200, 210)}});
+    const auto r = build(names, {{host_record(A, 1, 10, 20), host_record(A, 1, 30, 50), host_record(B, 0, 0, 100),
+                                  host_record(A, 0, 200, 210)}});
     CHECK(row(r, "A").calls == 3);
     CHECK(row(r, "A").host_total_ns == 10 + 20 + 10);
   }
   SUBCASE("the same name on two threads") {
-    const auto r = build(names, {{rec(A, 1, 10, 20), rec(A, 0, 0, 100)}, {rec(A, 0, 0, 50)}});
+    const auto r = build(names, {{host_record(A, 1, 10, 20), host_record(A, 0, 0, 100)}, {host_record(A, 0, 0, 50)}});
     CHECK(row(r, "A").calls == 3);
     CHECK(row(r, "A").host_total_ns == 150);
   }
   SUBCASE("device spans of a name nested in itself count once") {
-    const auto r = build(names, {{dev(rec(A, 1, 10, 60), 0, 1, 1100, 1300), dev(rec(A, 0, 0, 100), 0, 1, 1000, 1500)}});
+    const auto r = build(names, {{device_timed(host_record(A, 1, 10, 60), 0, 1, 1100, 1300),
+                                  device_timed(host_record(A, 0, 0, 100), 0, 1, 1000, 1500)}});
     CHECK(row(r, "A").device_calls == 2);
     CHECK(row(r, "A").device_total_ns == 500);
     CHECK(row(r, "A").device_self_ns == 300 + 200);
@@ -264,14 +240,14 @@ TEST_CASE("device self time is the span minus the union of the child spans on th
   // P: device 0, stream 1, [1000, 2000]. Children on stream 1 overlap ([1100,1400] and [1300,1600]) and one
   // runs past P's end ([1900,2100] counts up to 2000); children on another stream or device do not count.
   const std::vector<raw_instance> post = {
-      dev(rec(G, 2, 120, 150), 0, 1, 1150, 1950),  // grandchild: charged to C1 only
-      dev(rec(C1, 1, 100, 200), 0, 1, 1100, 1400),
-      dev(rec(C2, 1, 300, 400), 0, 1, 1300, 1600),
-      dev(rec(C3, 1, 500, 600), 0, 2, 1000, 1900),  // other stream
-      dev(rec(C4, 1, 700, 800), 0, 1, 1900, 2100),
-      dev(rec(C5, 1, 850, 900), 1, 1, 1700, 1800),  // other device, same stream handle
-      with_status(rec(C6, 1, 920, 950), device_status::captured),
-      dev(rec(P, 0, 0, 1000), 0, 1, 1000, 2000),
+      device_timed(host_record(G, 2, 120, 150), 0, 1, 1150, 1950),  // grandchild: charged to C1 only
+      device_timed(host_record(C1, 1, 100, 200), 0, 1, 1100, 1400),
+      device_timed(host_record(C2, 1, 300, 400), 0, 1, 1300, 1600),
+      device_timed(host_record(C3, 1, 500, 600), 0, 2, 1000, 1900),  // other stream
+      device_timed(host_record(C4, 1, 700, 800), 0, 1, 1900, 2100),
+      device_timed(host_record(C5, 1, 850, 900), 1, 1, 1700, 1800),  // other device, same stream handle
+      with_device_status(host_record(C6, 1, 920, 950), device_status::captured),
+      device_timed(host_record(P, 0, 0, 1000), 0, 1, 1000, 2000),
   };
   const auto r = build(names, {post});
   REQUIRE(r.instances().size() == 8);
@@ -301,11 +277,12 @@ TEST_CASE("device self time is the span minus the union of the child spans on th
 TEST_CASE("device time that could not be measured shows as n/a with its reason in the table, CSV and JSON") {
   enum { graph, broken, mixed, plain };
   const std::vector<std::string> names = {"graph", "broken", "mixed", "plain"};
-  const auto r = build(names, {{with_status(rec(graph, 0, 0, 10), device_status::captured),
-                                with_status(rec(graph, 0, 20, 30), device_status::captured),
-                                with_status(rec(broken, 0, 40, 50), device_status::invalid),
-                                dev(rec(mixed, 0, 60, 70), 0, 0, 60, 75),
-                                with_status(rec(mixed, 0, 80, 90), device_status::captured), rec(plain, 0, 100, 110)}});
+  const auto r = build(names, {{with_device_status(host_record(graph, 0, 0, 10), device_status::captured),
+                                with_device_status(host_record(graph, 0, 20, 30), device_status::captured),
+                                with_device_status(host_record(broken, 0, 40, 50), device_status::invalid),
+                                device_timed(host_record(mixed, 0, 60, 70), 0, 0, 60, 75),
+                                with_device_status(host_record(mixed, 0, 80, 90), device_status::captured),
+                                host_record(plain, 0, 100, 110)}});
   CHECK(row(r, "graph").device_captured == 2);
   CHECK(row(r, "broken").device_invalid == 1);
   CHECK(row(r, "mixed").device_calls == 1);
@@ -334,8 +311,8 @@ TEST_CASE("device time that could not be measured shows as n/a with its reason i
 }
 
 TEST_CASE("a name whose device time was both captured and failed shows the same reason in every output") {
-  const auto r = build({"both"}, {{with_status(rec(0, 0, 0, 10), device_status::captured),
-                                   with_status(rec(0, 0, 20, 30), device_status::invalid)}});
+  const auto r = build({"both"}, {{with_device_status(host_record(0, 0, 0, 10), device_status::captured),
+                                   with_device_status(host_record(0, 0, 20, 30), device_status::invalid)}});
   const std::string table_line = flat_table_line(r, "both");
   sptest::csv_rows rows;
   const std::string csv_status = csv_cell(rows, csv_flat_row(r, "both", rows), "device_status");
@@ -351,8 +328,9 @@ TEST_CASE("a name whose device time was both captured and failed shows the same 
 TEST_CASE("Time % of the flat rows adds up to 100") {
   enum { A, B, C, D };
   const auto r = build({"A", "B", "C", "D"},
-                       {{rec(B, 1, 10, 40), rec(C, 1, 40, 47), rec(A, 0, 0, 100), rec(D, 0, 100, 103)},
-                        {rec(A, 1, 5, 6), rec(D, 0, 0, 333)}});
+                       {{host_record(B, 1, 10, 40), host_record(C, 1, 40, 47), host_record(A, 0, 0, 100),
+                         host_record(D, 0, 100, 103)},
+                        {host_record(A, 1, 5, 6), host_record(D, 0, 0, 333)}});
   double sum = 0;
   std::int64_t all_self = 0;
   for (const auto& f : r.flat()) all_self += f.host_self_ns;
@@ -411,7 +389,8 @@ TEST_CASE("duration stats: avg, median, min, max and population stddev") {
     CHECK(s.sum == 2 * big + 2);
   }
   SUBCASE("in the report and its outputs") {
-    const auto r = build({"s"}, {{rec(0, 0, 0, 10), rec(0, 0, 100, 120), rec(0, 0, 200, 230), rec(0, 0, 300, 340)}});
+    const auto r = build({"s"}, {{host_record(0, 0, 0, 10), host_record(0, 0, 100, 120), host_record(0, 0, 200, 230),
+                                  host_record(0, 0, 300, 340)}});
     const auto& f = row(r, "s");
     CHECK(f.host.mean == doctest::Approx(25.0));
     CHECK(f.host.median == 20);
@@ -450,8 +429,8 @@ TEST_CASE("the tables' quantiles are within 1/129 of the exact ones; every other
     x = x * 6364136223846793005ull + 1442695040888963407ull;
     const std::int64_t work = 100 + static_cast<std::int64_t>((x >> 33) % 10'000'000);
     const std::int64_t pad = 1 + static_cast<std::int64_t>((x >> 20) % 5000);
-    recs.push_back(rec(1, 1, t + pad, t + pad + work));
-    recs.push_back(rec(0, 0, t, t + 2 * pad + work));
+    recs.push_back(host_record(1, 1, t + pad, t + pad + work));
+    recs.push_back(host_record(0, 0, t, t + 2 * pad + work));
     step_totals.push_back(2 * pad + work);
     work_totals.push_back(work);
     step_selfs.push_back(2 * pad);

@@ -6,6 +6,7 @@
 #include "output_check.hpp"
 
 #include "internals.hpp"
+#include "raw_builders.hpp"
 
 #include <doctest/doctest.h>
 #include "temp_files.hpp"  // after <scopeprof.hpp>: LibTorch's logging macros must not replace doctest's
@@ -26,54 +27,17 @@ namespace {
 
 using scopeprof::activity_kind;
 using scopeprof::device_status;
-using scopeprof::detail::raw_activity;
 using scopeprof::detail::raw_instance;
 using scopeprof::detail::raw_snapshot;
-
-raw_instance host_span(std::uint32_t site, std::uint32_t depth, std::int64_t begin, std::int64_t end) {
-  raw_instance x;
-  x.site = site;
-  x.depth = depth;
-  x.host_begin_ns = begin;
-  x.host_end_ns = end;
-  return x;
-}
-
-raw_instance device_span(raw_instance x, std::uint64_t stream, std::int64_t begin, std::int64_t end) {
-  x.device = device_status::ok;
-  x.device_id = 0;
-  x.stream = stream;
-  x.device_begin_ns = begin;
-  x.device_end_ns = end;
-  return x;
-}
-
-raw_activity work(activity_kind kind, std::int64_t thread, std::int64_t record, std::uint32_t name, std::uint32_t stream,
-                  std::int64_t begin, std::int64_t end) {
-  raw_activity a;
-  a.kind = kind;
-  a.thread = thread;
-  a.record = record;
-  a.name = name;
-  a.device = 0;
-  a.stream = stream;
-  a.begin_ns = begin;
-  a.end_ns = end;
-  return a;
-}
+using sptest::device_timed;
+using sptest::device_work;
+using sptest::host_record;
 
 /// Threads with these records (post-order), named "main" (tid 11), then unnamed (tid 12, 13, ...).
 scopeprof::report build(raw_snapshot s, std::vector<std::vector<raw_instance>> threads) {
   for (std::size_t t = 0; t < threads.size(); ++t) {
-    scopeprof::detail::raw_thread th;
-    th.desc.index = static_cast<std::uint32_t>(t);
-    th.desc.os_id = 11 + t;
+    auto& th = sptest::add_thread(s, std::move(threads[t]), 11 + t);
     if (t == 0) th.desc.name = "main";
-    th.records = std::move(threads[t]);
-    th.desc.counts = {th.records.size(), th.records.size(), 0, 0};
-    s.counts.entered += th.records.size();
-    s.counts.recorded += th.records.size();
-    s.threads.push_back(std::move(th));
   }
   return scopeprof::detail::build_report(std::move(s));
 }
@@ -114,11 +78,11 @@ TEST_CASE("speedscope: the schema's structure, one profile per thread and stream
   s.sources.cupti_valid = true;
   s.sources.cupti = "synthetic";
   const std::int64_t o = s.origin_ns;
-  s.activities = {work(activity_kind::kernel, 0, 0, 0, 7, o + 400, o + 900),
-                  work(activity_kind::memcpy, 0, 1, 1, 7, o + 950, o + 1'000)};
-  const raw_instance linear = device_span(host_span(1, 1, o + 200, o + 300), 0x10, o + 400, o + 900);
-  const raw_instance step = device_span(host_span(0, 0, o + 100, o + 600), 0x10, o + 350, o + 1'000);
-  const scopeprof::report r = build(s, {{linear, step}, {host_span(2, 0, o + 50, o + 80)}});
+  s.activities = {device_work(activity_kind::kernel, 0, 0, 0, 7, o + 400, o + 900),
+                  device_work(activity_kind::memcpy, 0, 1, 1, 7, o + 950, o + 1'000)};
+  const raw_instance linear = device_timed(host_record(1, 1, o + 200, o + 300), 0, 0x10, o + 400, o + 900);
+  const raw_instance step = device_timed(host_record(0, 0, o + 100, o + 600), 0, 0x10, o + 350, o + 1'000);
+  const scopeprof::report r = build(s, {{linear, step}, {host_record(2, 0, o + 50, o + 80)}});
   REQUIRE(r.instances().size() == 3);
   const std::string text = r.speedscope();
   CHECK_MESSAGE(sptest::check_speedscope(r, text).empty(), sptest::check_speedscope(r, text));
@@ -166,9 +130,9 @@ TEST_CASE("speedscope: a child closes before its parent and a span before its ne
   // roots of no length at the same nanosecond.
   const std::int64_t big = 9'876'543'210'123;  // far from zero: the times stay exact integers
   const scopeprof::report r =
-      build(s, {{host_span(1, 1, 150, 200), host_span(2, 1, 200, 200), host_span(0, 0, 100, 200), host_span(1, 1, 200, 300),
-                 host_span(0, 0, 200, 300), host_span(2, 0, 300, 300), host_span(2, 0, 300, 300),
-                 host_span(1, 1, big + 3, big + 40), host_span(0, 0, big, big + 40)}});
+      build(s, {{host_record(1, 1, 150, 200), host_record(2, 1, 200, 200), host_record(0, 0, 100, 200),
+                 host_record(1, 1, 200, 300), host_record(0, 0, 200, 300), host_record(2, 0, 300, 300),
+                 host_record(2, 0, 300, 300), host_record(1, 1, big + 3, big + 40), host_record(0, 0, big, big + 40)}});
   REQUIRE(r.instances().size() == 9);
   const std::string text = r.speedscope();
   CHECK_MESSAGE(sptest::check_speedscope(r, text).empty(), sptest::check_speedscope(r, text));
@@ -190,7 +154,8 @@ TEST_CASE("speedscope: any scope name is one frame, escaped, valid UTF-8") {
   std::vector<raw_instance> records;
   for (std::size_t i = 0; i < names.size(); ++i) {
     s.sites.push_back({names[i].first, "f\"ile\n.cpp", "f", 1});
-    records.push_back(host_span(static_cast<std::uint32_t>(i), 0, 10 * static_cast<std::int64_t>(i), 10 * static_cast<std::int64_t>(i) + 5));
+    const auto at = 10 * static_cast<std::int64_t>(i);
+    records.push_back(host_record(static_cast<std::uint32_t>(i), 0, at, at + 5));
   }
   const scopeprof::report r = build(s, {records});
   const std::string text = r.speedscope();
@@ -252,16 +217,17 @@ TEST_CASE("speedscope: device spans by stream, CUPTI work by stream, overlaps in
   s.origin_ns = 0;
   // Thread 0: a [0, 1000] with device span [100, 900] on the default stream, holding c's [200, 300];
   // thread 1: b [500, 600] whose device span [800, 1200] on the same stream overlaps a's without nesting.
-  const raw_instance c = device_span(host_span(2, 1, 10, 20), 0, 200, 300);
-  const raw_instance a = device_span(host_span(0, 0, 0, 1'000), 0, 100, 900);
-  const raw_instance b = device_span(host_span(1, 0, 500, 600), 0, 800, 1'200);
-  raw_instance captured = host_span(2, 0, 2'000, 2'100);
+  const raw_instance c = device_timed(host_record(2, 1, 10, 20), 0, 0, 200, 300);
+  const raw_instance a = device_timed(host_record(0, 0, 0, 1'000), 0, 0, 100, 900);
+  const raw_instance b = device_timed(host_record(1, 0, 500, 600), 0, 0, 800, 1'200);
+  raw_instance captured = host_record(2, 0, 2'000, 2'100);
   captured.device = device_status::captured;
   SUBCASE("CUPTI evidence valid: kernels that overlap go to a second lane") {
     s.sources.cupti_valid = true;
     s.sources.cupti = "synthetic";
-    s.activities = {work(activity_kind::kernel, 0, 1, 0, 3, 100, 500), work(activity_kind::kernel, 1, 0, 1, 3, 400, 800),
-                    work(activity_kind::memset, 0, 0, 1, 3, 800, 800)};
+    s.activities = {device_work(activity_kind::kernel, 0, 1, 0, 3, 100, 500),
+                    device_work(activity_kind::kernel, 1, 0, 1, 3, 400, 800),
+                    device_work(activity_kind::memset, 0, 0, 1, 3, 800, 800)};
     const scopeprof::report r = build(s, {{c, a, captured}, {b}});
     const std::string text = r.speedscope();
     CHECK_MESSAGE(sptest::check_speedscope(r, text).empty(), sptest::check_speedscope(r, text));
@@ -277,7 +243,7 @@ TEST_CASE("speedscope: device spans by stream, CUPTI work by stream, overlaps in
   }
   SUBCASE("CUPTI evidence not valid: no CUPTI profile, whatever records there are") {
     s.sources.cupti_valid = false;
-    s.activities = {work(activity_kind::kernel, 0, 1, 0, 3, 100, 500)};
+    s.activities = {device_work(activity_kind::kernel, 0, 1, 0, 3, 100, 500)};
     const scopeprof::report r = build(s, {{c, a, captured}, {b}});
     const std::string text = r.speedscope();
     CHECK_MESSAGE(sptest::check_speedscope(r, text).empty(), sptest::check_speedscope(r, text));
@@ -294,8 +260,8 @@ TEST_CASE("speedscope: write_speedscope writes what speedscope() returns, across
   s.sites = {{"root", "a.cpp", "f", 1}, {"child", "a.cpp", "f", 2}};
   std::vector<raw_instance> records;
   for (std::int64_t i = 0; i < 40'000; ++i) {  // about 2.6 MB: several 1 MiB buffers
-    records.push_back(host_span(1, 1, 100 * i + 10, 100 * i + 60));
-    records.push_back(host_span(0, 0, 100 * i, 100 * i + 90));
+    records.push_back(host_record(1, 1, 100 * i + 10, 100 * i + 60));
+    records.push_back(host_record(0, 0, 100 * i, 100 * i + 90));
   }
   const scopeprof::report r = build(s, {records});
   const std::string text = r.speedscope();

@@ -6,6 +6,7 @@
 #include "trace_check.hpp"
 
 #include "internals.hpp"
+#include "raw_builders.hpp"
 
 #include <doctest/doctest.h>
 
@@ -20,70 +21,31 @@ using scopeprof::activity_kind;
 using scopeprof::detail::raw_activity;
 using scopeprof::detail::raw_instance;
 using scopeprof::detail::raw_snapshot;
-
-raw_instance rec(std::uint32_t site, std::uint32_t depth, std::int64_t begin, std::int64_t end) {
-  raw_instance x;
-  x.site = site;
-  x.depth = depth;
-  x.host_begin_ns = begin;
-  x.host_end_ns = end;
-  return x;
-}
-
-raw_activity work(activity_kind kind, std::int64_t record, std::uint32_t name, std::int64_t begin, std::int64_t end,
-                  std::uint32_t correlation) {
-  raw_activity a;
-  a.kind = kind;
-  a.thread = record < 0 ? -1 : 0;
-  a.record = record;
-  a.name = name;
-  a.device = 0;
-  a.stream = 7;
-  a.begin_ns = begin;
-  a.end_ns = end;
-  a.correlation = correlation;
-  return a;
-}
-
-raw_activity launched(raw_activity a, std::uint32_t call, std::uint64_t thread, std::int64_t begin, std::int64_t end) {
-  a.launch_name = call;
-  a.launch_thread = thread;
-  a.launch_begin_ns = begin;
-  a.launch_end_ns = end;
-  return a;
-}
-
-raw_snapshot one_thread(const std::vector<std::string>& sites, std::vector<raw_instance> records, std::int64_t origin) {
-  raw_snapshot s;
-  for (const auto& n : sites) s.sites.push_back({n, "trace.cpp", "f", 1});
-  s.origin_ns = origin;
-  scopeprof::detail::raw_thread t;
-  t.records = std::move(records);
-  t.desc.os_id = 4242;
-  t.desc.counts.recorded = t.desc.counts.entered = t.records.size();
-  s.counts = t.desc.counts;
-  s.threads.push_back(std::move(t));
-  return s;
-}
+using sptest::device_work;
+using sptest::host_record;
+using sptest::one_thread_snapshot;
+using sptest::with_launch;
 
 // step [1000, 100000) { a [2000, 30000), b [30000, 60000) } on thread 4242, then kernels launched:
 // k1 by step at 1500 (fits), k2 by step at 29990..30010 (over the a/b boundary: moved to b's end),
 // k3 by b, a graph launch of two kernels by a, a copy by a CUPTI thread the report has no scope of, and a
 // kernel without a launch record (its flow leaves b itself).
 raw_snapshot launch_snapshot() {
-  auto s = one_thread({"step", "a", "b"}, {rec(1, 1, 2'000, 30'000), rec(2, 1, 30'000, 60'000), rec(0, 0, 1'000, 100'000)},
-                      0);
+  auto s = one_thread_snapshot("trace.cpp", {"step", "a", "b"},
+                               {host_record(1, 1, 2'000, 30'000), host_record(2, 1, 30'000, 60'000),
+                                host_record(0, 0, 1'000, 100'000)},
+                               4242);
   s.sources.cupti_valid = true;
   s.sources.cupti = "synthetic records";
   s.activity_names = {"k1", "k2", "[CUDA memcpy HtoD]", "cudaLaunchKernel", "cudaGraphLaunch", "cudaMemcpyAsync"};
   s.activities = {
-      launched(work(activity_kind::kernel, 2, 0, 120'000, 130'000, 11), 3, 4242, 1'500, 1'900),
-      launched(work(activity_kind::kernel, 2, 1, 130'000, 140'000, 12), 3, 4242, 29'990, 30'010),
-      launched(work(activity_kind::kernel, 1, 1, 140'000, 150'000, 13), 3, 4242, 40'000, 40'400),
-      launched(work(activity_kind::kernel, 0, 0, 150'000, 160'000, 14), 4, 4242, 5'000, 5'700),
-      launched(work(activity_kind::kernel, 0, 1, 160'000, 170'000, 14), 4, 4242, 5'000, 5'700),
-      launched(work(activity_kind::memcpy, -1, 2, 170'000, 175'000, 15), 5, 777, 3'000, 3'300),
-      work(activity_kind::kernel, 1, 0, 180'000, 181'000, 16),
+      with_launch(device_work(activity_kind::kernel, 0, 2, 0, 7, 120'000, 130'000, 11), 3, 4242, 1'500, 1'900),
+      with_launch(device_work(activity_kind::kernel, 0, 2, 1, 7, 130'000, 140'000, 12), 3, 4242, 29'990, 30'010),
+      with_launch(device_work(activity_kind::kernel, 0, 1, 1, 7, 140'000, 150'000, 13), 3, 4242, 40'000, 40'400),
+      with_launch(device_work(activity_kind::kernel, 0, 0, 0, 7, 150'000, 160'000, 14), 4, 4242, 5'000, 5'700),
+      with_launch(device_work(activity_kind::kernel, 0, 0, 1, 7, 160'000, 170'000, 14), 4, 4242, 5'000, 5'700),
+      with_launch(device_work(activity_kind::memcpy, -1, -1, 2, 7, 170'000, 175'000, 15), 5, 777, 3'000, 3'300),
+      device_work(activity_kind::kernel, 0, 1, 0, 7, 180'000, 181'000, 16),
   };
   return s;
 }
@@ -129,12 +91,12 @@ TEST_CASE("nesting survives doubles: a child ending in its parent's nanosecond n
   // Where three-decimal microseconds fail: ts + dur of the child rounds above the parent's.
   const double parent_ts = 9876543210.123, parent_dur = 0.04, child_ts = 9876543210.126, child_dur = 0.037;
   const bool decimal_breaks = child_ts + child_dur > parent_ts + parent_dur;
-  auto s = one_thread({"iteration", "compute"}, {}, 0);
+  auto s = one_thread_snapshot("trace.cpp", {"iteration", "compute"}, {}, 4242);
   std::int64_t t = 9'876'543'210'123;
   for (int i = 0; i < 3000; ++i) {
     const std::int64_t e = t + 37 + (i % 11);
-    s.threads[0].records.push_back(rec(1, 1, t + 3, e));
-    s.threads[0].records.push_back(rec(0, 0, t, e));
+    s.threads[0].records.push_back(host_record(1, 1, t + 3, e));
+    s.threads[0].records.push_back(host_record(0, 0, t, e));
     t = e + (i % 3);  // siblings touching (i % 3 == 0) and apart
   }
   s.threads[0].desc.counts.recorded = s.threads[0].desc.counts.entered = s.threads[0].records.size();
@@ -272,8 +234,8 @@ TEST_CASE("launch calls become cuda_runtime slices inside their scope, joined to
 }
 
 TEST_CASE("device spans are gpu_user_annotation slices without a stream arg, one track per stream and thread") {
-  auto s = one_thread({"outer", "inner"}, {}, 1'000'000);
-  raw_instance inner = rec(1, 1, 1'000, 2'000), outer = rec(0, 0, 1'000, 5'000);
+  auto s = one_thread_snapshot("trace.cpp", {"outer", "inner"}, {}, 4242, 1'000'000);
+  raw_instance inner = host_record(1, 1, 1'000, 2'000), outer = host_record(0, 0, 1'000, 5'000);
   for (raw_instance* x : {&inner, &outer}) {
     x->device = scopeprof::device_status::ok;
     x->device_id = 0;

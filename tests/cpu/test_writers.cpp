@@ -3,6 +3,7 @@
 #include "output_check.hpp"
 
 #include "internals.hpp"
+#include "raw_builders.hpp"
 
 #include <doctest/doctest.h>
 
@@ -76,16 +77,6 @@ void check_outputs(const scopeprof::report& r) {
   const std::string problem = sptest::check_all_outputs(r);
   CHECK_MESSAGE(problem.empty(), problem);
 }
-
-scopeprof::detail::raw_instance raw(std::uint32_t site, std::uint32_t depth, std::int64_t b, std::int64_t e) {
-  scopeprof::detail::raw_instance x;
-  x.site = site;
-  x.depth = depth;
-  x.host_begin_ns = b;
-  x.host_end_ns = e;
-  return x;
-}
-
 
 }  // namespace
 
@@ -291,23 +282,23 @@ TEST_CASE("outputs stay valid for synthetic snapshots with hostile names and dev
     th.desc.name = t == 0 ? "main\t\"x\"" : "\xFF";
     const std::int64_t base = s.origin_ns + 10'000 * t;
     // post-order: (5 in (4 in 3)) ... built as 3[0,900] { 4[100,500] { 5[200,300] }, 0[600,650] }, 1[1000,1001]
-    auto a = raw(5, 2, base + 200, base + 300);
+    auto a = sptest::host_record(5, 2, base + 200, base + 300);
     a.device = device_status::ok;
     a.device_id = 0;
     a.stream = 7;
     a.device_begin_ns = base + 250;
     a.device_end_ns = base + 400;
-    auto b = raw(4, 1, base + 100, base + 500);
+    auto b = sptest::host_record(4, 1, base + 100, base + 500);
     b.device = device_status::captured;
-    auto c = raw(0, 1, base + 600, base + 650);
+    auto c = sptest::host_record(0, 1, base + 600, base + 650);
     c.device = device_status::invalid;
-    auto d = raw(3, 0, base + 0, base + 900);
+    auto d = sptest::host_record(3, 0, base + 0, base + 900);
     d.device = device_status::ok;
     d.device_id = 0;
     d.stream = 7;
     d.device_begin_ns = base + 240;
     d.device_end_ns = base + 1200;
-    auto e = raw(1 + t, 0, base + 1000, base + 1001);
+    auto e = sptest::host_record(1 + t, 0, base + 1000, base + 1001);
     th.records = {a, b, c, d, e};
     th.desc.counts = {5, 5, 0, 0};
     s.threads.push_back(th);
@@ -332,7 +323,7 @@ TEST_CASE("the Chrome trace names the track of every thread even when thread ind
     scopeprof::detail::raw_thread th;
     th.desc.index = index;
     th.desc.counts = {1, 1, 0, 0};
-    th.records = {raw(0, 0, 100, 200)};
+    th.records = {sptest::host_record(0, 0, 100, 200)};
     s.threads.push_back(th);
   }
   s.counts = {2, 2, 0, 0};

@@ -17,6 +17,8 @@
 #include <scopeprof.hpp>
 #if __has_include(<scopeprof/detail/raw_snapshot.hpp>)
 #include <scopeprof/detail/raw_snapshot.hpp>
+
+#include "../cpu/raw_builders.hpp"
 #endif
 
 #include <cstdint>
@@ -71,37 +73,18 @@ scopeprof::report host_sample() {
 }
 
 raw_instance instance(std::uint32_t site, std::uint32_t depth, std::int64_t begin, std::int64_t end) {
-  raw_instance x;
-  x.site = site;
-  x.depth = depth;
-  x.host_begin_ns = begin;
-  x.host_end_ns = end;
-  return x;
+  return sptest::host_record(site, depth, begin, end);
 }
 
 raw_instance device_instance(std::uint32_t site, std::uint32_t depth, std::int64_t begin, std::int64_t end,
                              std::uint64_t stream, std::int64_t dbegin, std::int64_t dend) {
-  raw_instance x = instance(site, depth, begin, end);
-  x.device = device_status::ok;
-  x.device_id = 0;
-  x.stream = stream;
-  x.device_begin_ns = dbegin;
-  x.device_end_ns = dend;
-  return x;
+  return sptest::device_timed(sptest::host_record(site, depth, begin, end), 0, stream, dbegin, dend);
 }
 
+// On thread 0, or outside any recorded scope (record -1).
 raw_activity activity(activity_kind kind, std::int64_t record, std::uint32_t name, std::uint32_t stream,
                       std::int64_t begin, std::int64_t end) {
-  raw_activity a;
-  a.kind = kind;
-  a.thread = record < 0 ? -1 : 0;
-  a.record = record;
-  a.name = name;
-  a.device = 0;
-  a.stream = stream;
-  a.begin_ns = begin;
-  a.end_ns = end;
-  return a;
+  return sptest::device_work(kind, record < 0 ? -1 : 0, record, name, stream, begin, end);
 }
 
 raw_snapshot finish(raw_snapshot s, const char* thread_name) {

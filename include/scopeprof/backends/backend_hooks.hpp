@@ -16,8 +16,9 @@
 SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
-/// What collect() gives each backend. raw.threads[t] is view.threads[t]: its records are that thread's host
-/// records from view.threads[t].recorded_floor up to view.threads[t].counters.recorded, in order.
+/// What collect() gives each backend. raw.threads[t] is view.threads[t]: its records are the timeline's
+/// records of that thread recorded from view.threads[t].recorded_floor up to view.threads[t].counters.recorded,
+/// in order; raw.threads[t].position_of(log index) finds one.
 struct collect_context {
   const registry_view& view;
   const tick_converter& conv;

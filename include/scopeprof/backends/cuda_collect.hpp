@@ -25,12 +25,14 @@ inline void device_records_in(const std::vector<device_chunk*>& chunks, std::uin
 }
 
 /// Put each device record's outcome on the host record it belongs to (records of scopes outside the
-/// snapshot's range are skipped).
+/// snapshot's range, or not in the timeline, are skipped).
 inline void attach_device_records(const thread_view& t, const std::vector<device_record*>& device, raw_thread& out) {
   const std::uint64_t from = t.recorded_floor, to = t.counters.recorded;
   for (const device_record* d : device) {
     if (d->host_index == no_record || d->host_index < from || d->host_index >= to) continue;
-    raw_instance& x = out.records[static_cast<std::size_t>(d->host_index - from)];
+    const std::int64_t pos = out.position_of(d->host_index);
+    if (pos < 0) continue;
+    raw_instance& x = out.records[static_cast<std::size_t>(pos)];
     x.device_id = d->device;
     x.stream = reinterpret_cast<std::uintptr_t>(d->stream);
     switch (d->state) {

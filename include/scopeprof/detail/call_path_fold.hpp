@@ -173,6 +173,13 @@ class thread_fold {
   /// Scopes that ended under a scope whose record never came (it was dropped): counted at the root.
   std::uint64_t orphans() const noexcept { return orphans_; }
 
+  /// reset(): forget what ended under scopes still open, but not how long it took, so those scopes' self
+  /// times stay right when they end.
+  void clear_statistics() noexcept {
+    for (level& l : levels_) l.tree.clear();
+    orphans_ = 0;
+  }
+
   /// What ended under scopes still open, as partial trees by depth (depth d: children of the open scope at
   /// depth d-1), for a report made now. Depth 0 is never pending.
   template <class F>

@@ -151,7 +151,10 @@ class log_histogram {
 
   /// Forgets every value and counter; keeps the window, so refilling it does not allocate.
   void clear() noexcept {
-    std::fill(counts_.begin(), counts_.end(), std::uint64_t{0});
+    if (total_ != 0) {  // every non-zero counter lies between min's and max's buckets
+      const auto first = counts_.begin() + (bucket_index(min_) - lo_), last = counts_.begin() + (bucket_index(max_) - lo_);
+      std::fill(first, last + 1, std::uint64_t{0});
+    }
     total_ = lost_ = negatives_ = 0;
     min_ = (std::numeric_limits<std::int64_t>::max)();
     max_ = 0;

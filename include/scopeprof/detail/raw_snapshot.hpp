@@ -4,6 +4,7 @@
 #pragma once
 
 #include <scopeprof/config.hpp>
+#include <scopeprof/detail/call_path_fold.hpp>
 #include <scopeprof/report_types.hpp>
 
 #include <cstdint>
@@ -58,9 +59,43 @@ struct raw_step {
   std::uint32_t open_scopes = 0;
 };
 
+/// Where a run of consecutive log indices starts in raw_thread::records.
+struct record_run {
+  std::uint64_t first_index = 0;  // the thread's log index of records[position]
+  std::uint64_t position = 0;
+};
+
 struct raw_thread {
   thread_desc desc;
   std::vector<raw_instance> records;  // in the order scopes ended (post-order)
+  /// The log indices of `records`, as runs (one run when the timeline kept every scope since the reset).
+  /// Empty: records[i] has index i (a snapshot built by hand).
+  std::vector<record_run> runs;
+
+  /// The position in `records` of the record with this log index, or -1 when the timeline does not hold it.
+  std::int64_t position_of(std::uint64_t index) const noexcept {
+    if (runs.empty()) return index < records.size() ? static_cast<std::int64_t>(index) : -1;
+    std::size_t lo = 0, hi = runs.size();  // the last run whose first_index <= index
+    while (hi - lo > 1) {
+      const std::size_t mid = lo + (hi - lo) / 2;
+      (runs[mid].first_index <= index ? lo : hi) = mid;
+    }
+    const record_run& r = runs[lo];
+    if (index < r.first_index) return -1;
+    const std::uint64_t end = lo + 1 < runs.size() ? runs[lo + 1].position : records.size();
+    const std::uint64_t pos = r.position + (index - r.first_index);
+    return pos < end ? static_cast<std::int64_t>(pos) : -1;
+  }
+};
+
+/// The tables' host figures folded from every scope recorded since the last reset(), whether or not the
+/// timeline kept it (call_path_fold.hpp). Durations are in host clock ticks: ns = ticks * ns_per_tick.
+/// collect() fills it only when the timeline has left scopes out: otherwise the records hold every scope.
+struct folded_paths {
+  bool present = false;  // false: the tables come from the records alone
+  path_tree tree;
+  double ns_per_tick = 1.0;
+  std::uint64_t orphans = 0;  // scopes whose parent's record is missing or still open, placed at the root
 };
 
 struct raw_snapshot {
@@ -74,6 +109,8 @@ struct raw_snapshot {
   std::vector<std::string> activity_names;
   std::vector<raw_step> steps;   // every thread's step marks, in no particular order
   std::uint64_t steps_lost = 0;  // next_step() calls not recorded (out of memory)
+  folded_paths folded;
+  timeline_counts timeline;
 };
 
 /// Build a report from a raw snapshot (collect() does this; tests may too, with <scopeprof.hpp> and this

@@ -142,6 +142,7 @@ struct thread_buffer {
   std::unique_ptr<dynamic_name_cache> dynamic_names;  // PROF_SCOPE_DYN lookups; freed at thread exit
 
   // collect() and reset() only (under the registry's collect_mu): where the last reset() left the counters.
+  std::uint64_t recorded_floor = 0;
   std::uint64_t dropped_floor = 0;
   std::uint64_t entered_floor = 0;
   std::mutex mu;  // the name (set_thread_name() on the owner, collect() reads it); no scope takes it
@@ -182,6 +183,7 @@ struct registry {
   std::atomic<std::uint64_t> next_step{0};         // sequence number of the next next_step() call
   std::atomic<std::uint64_t> steps_lost{0};        // next_step() calls not recorded (out of memory)
   std::uint64_t unattached_floor = 0;              // under mu: reset() point
+  std::atomic<std::uint8_t> drain_thread{0};       // drain_thread_state (impl/drain.hpp)
 
   detail::clock_anchor clock_start{};
   std::string report_target;  // SCOPEPROF_REPORT
@@ -211,6 +213,10 @@ SCOPEPROF_API void note_unattached_drop() noexcept;
 SCOPEPROF_API void note_cross_thread_exit() noexcept;
 
 constexpr std::uint64_t no_record = ~std::uint64_t{0};
+
+/// The background drain thread: started on the first chunk refill (so a program with a few scopes never
+/// has one), unless SCOPEPROF_DRAIN=0. Never blocks; a failure to start is reported once.
+SCOPEPROF_API void start_drain_thread() noexcept;
 
 /// The current chunk is full: refill within the global cap and store, or count the scope as dropped.
 SCOPEPROF_API std::uint64_t append_slow(thread_buffer& b, const record& rec) noexcept;

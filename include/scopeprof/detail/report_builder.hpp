@@ -26,6 +26,7 @@ class report_builder {
   static report build(raw_snapshot raw) {
     report r;
     r.counts_ = raw.counts;
+    r.timeline_ = raw.timeline;
     r.sites_ = std::move(raw.sites);
     r.sources_ = std::move(raw.sources);
     r.warnings_ = std::move(raw.warnings);
@@ -39,6 +40,7 @@ class report_builder {
       for (const auto& x : th.records) any_device |= x.device == device_status::ok;
     }
     r.instances_.reserve(total);
+    if (!raw.folded.present) r.timeline_.kept = total;  // a snapshot built by hand: its records are the timeline
     for (std::size_t t = 0; t < raw.threads.size(); ++t) {
       r.threads_.push_back(raw.threads[t].desc);
       r.orphans_ += append_thread_instances(raw.threads[t].records, static_cast<std::uint32_t>(t), r.instances_,
@@ -55,8 +57,9 @@ class report_builder {
           build_kernel_summary(r.sites_, r.instances_, r.activities_, r.activity_names_, r.activity_demangled_);
     }
     if (any_device) compute_device_self(r.instances_);
-    r.flat_ = build_flat_rows(r.sites_, r.instances_);
-    r.tree_ = build_tree_rows(r.sites_, r.instances_);
+    if (raw.folded.present) r.orphans_ = raw.folded.orphans;
+    r.flat_ = build_flat_rows(r.sites_, r.instances_, &raw.folded);
+    r.tree_ = build_tree_rows(r.sites_, r.instances_, &raw.folded);
     r.steps_ = build_steps(raw.steps, raw.steps_lost, r.step_stats_);
     return r;
   }

@@ -83,7 +83,7 @@ inline registry_view view_registry(registry& r) {
       std::lock_guard<std::mutex> lock(b.mu);
       t.name = b.name;
     }
-    t.recorded_floor = b.records.floor;
+    t.recorded_floor = b.recorded_floor;
     t.dropped_floor = b.dropped_floor;
     t.entered_floor = b.entered_floor;
     t.device_floor = b.device.floor;
@@ -96,8 +96,8 @@ inline registry_view view_registry(registry& r) {
   return v;
 }
 
-/// One thread's records since its floor, converted to nanoseconds (the backends attach their data later).
-inline raw_thread read_thread(const thread_view& t, const tick_converter& conv) {
+/// One thread's description and counts since the last reset() (its records come from the timeline).
+inline raw_thread describe_thread(const thread_view& t) {
   raw_thread out;
   out.desc.index = t.ordinal;
   out.desc.os_id = t.os_id;
@@ -108,16 +108,6 @@ inline raw_thread read_thread(const thread_view& t, const tick_converter& conv) 
   c.dropped = t.counters.dropped - t.dropped_floor;
   c.entered = t.counters.entered - t.entered_floor;
   c.in_flight = c.entered - c.recorded - c.dropped;
-  const std::uint64_t from = t.recorded_floor, to = t.counters.recorded;
-  out.records.reserve(static_cast<std::size_t>(to - from));
-  chunked_log<record>::for_each(t.chunks, from, to, [&](std::uint64_t, const record& rec) {
-    raw_instance x;
-    x.site = rec.site;
-    x.depth = rec.depth;
-    x.host_begin_ns = conv.to_ns(rec.begin_ticks);
-    x.host_end_ns = conv.to_ns(rec.end_ticks);
-    out.records.push_back(x);
-  });
   return out;
 }
 
@@ -128,11 +118,11 @@ inline void read_steps(const thread_view& t, std::uint32_t thread, const tick_co
   });
 }
 
-/// reset() for one thread: raise its floors to what it has published, free the chunks that hold only
-/// discarded records (all of them for a thread that exited; never the one its owner writes to). The
-/// backends discard their own logs (backend_hooks::reset). Under collect_mu.
-inline void discard_thread(registry& r, thread_buffer& b, bool exited) {
-  const thread_counters c = read_counters(b);
+/// reset() for one thread: raise its floors to the counters `c` (read, and drained, just before), free
+/// the chunks that hold only discarded records (all of them for a thread that exited; never the one its
+/// owner writes to). The backends discard their own logs (backend_hooks::reset). Under collect_mu.
+inline void discard_thread(registry& r, thread_buffer& b, const thread_counters& c, bool exited) {
+  b.recorded_floor = c.recorded;
   b.dropped_floor = c.dropped;
   b.entered_floor = c.recorded + c.dropped;  // scopes open now stay counted as entered
   b.records.discard_below(c.recorded, exited, [&](record_chunk* ch) { return_chunk(r, ch); });

@@ -1,6 +1,7 @@
 // scopeprof: what the Chrome trace writer needs besides the report: the time encoding that keeps nesting
-// exact in binary floating point, the process's rank and world size from the environment, its process id,
-// and the wall-clock time of ts 0.
+// exact in binary floating point, the primitives that write events into the sink's memory (shared by
+// format/chrome_trace.hpp and detail/trace_steps.hpp), the process's rank and world size from the
+// environment, its process id, and the wall-clock time of ts 0.
 #pragma once
 
 #include <scopeprof/clock.hpp>
@@ -12,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 #if defined(_WIN32)
 #include <process.h>
@@ -81,6 +83,36 @@ inline char* write_trace_units(char* p, std::int64_t units) noexcept {
 inline char* write_trace_time(char* p, std::int64_t ns) noexcept { return write_trace_units(p, trace_units(ns)); }
 inline char* write_trace_dur(char* p, std::int64_t begin_ns, std::int64_t end_ns) noexcept {
   return write_trace_units(p, trace_units(end_ns) - trace_units(begin_ns));
+}
+
+// ---- writing events: straight into memory the sink reserved, no string per event ----
+
+/// The literal's bytes at p (no terminating zero); returns the end.
+template <std::size_t N>
+inline char* trace_put(char* p, const char (&literal)[N]) noexcept {
+  std::memcpy(p, literal, N - 1);
+  return p + (N - 1);
+}
+inline char* trace_put(char* p, std::string_view s) noexcept {
+  std::memcpy(p, s.data(), s.size());
+  return p + s.size();
+}
+inline char* trace_put_uint(char* p, std::uint64_t v) noexcept { return std::to_chars(p, p + 20, v).ptr; }
+inline char* trace_put_int(char* p, std::int64_t v) noexcept { return std::to_chars(p, p + 21, v).ptr; }
+
+/// `,\n{"ph":"X","cat":"<cat>","name":<name><track>,"ts":T,"dur":D` (name a JSON literal, track
+/// `,"pid":P,"tid":T`, times in ns from the trace's origin); the caller writes the rest and the `}`.
+inline char* write_trace_slice(char* p, std::string_view cat, std::string_view name, std::string_view track,
+                               std::int64_t begin_ns, std::int64_t end_ns) noexcept {
+  p = trace_put(p, ",\n{\"ph\":\"X\",\"cat\":\"");
+  p = trace_put(p, cat);
+  p = trace_put(p, "\",\"name\":");
+  p = trace_put(p, name);
+  p = trace_put(p, track);
+  p = trace_put(p, ",\"ts\":");
+  p = write_trace_time(p, begin_ns);
+  p = trace_put(p, ",\"dur\":");
+  return write_trace_dur(p, begin_ns, end_ns);
 }
 
 // ---- rank and world size ----

@@ -10,10 +10,9 @@
 #include <scopeprof/detail/trace_meta.hpp>
 #include <scopeprof/report.hpp>
 
-#include <charconv>
 #include <cstdint>
-#include <cstring>
 #include <string>
+#include <string_view>
 
 SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
@@ -29,23 +28,15 @@ inline void append_trace_steps(output_sink& sink, const report& rep, std::int64_
   sink.append(",\n{\"ph\":\"M\",\"name\":\"thread_name\"" + track + ",\"args\":{\"name\":\"steps (PROF_STEP)\"}}");
   sink.append(",\n{\"ph\":\"M\",\"name\":\"thread_sort_index\"" + track + ",\"args\":{\"sort_index\":-1}}");
   for (const step_span& s : rep.steps()) {
+    char name[40];  // "ProfilerStep#N" as a JSON literal
+    char* n = trace_put(name, "\"ProfilerStep#");
+    n = trace_put_uint(n, s.index);
+    n = trace_put(n, "\"");
     sink.row_done();
     char* p = sink.reserve(192 + track.size());
-    const auto put = [&p](const char* text) {
-      const std::size_t n = std::strlen(text);
-      std::memcpy(p, text, n);
-      p += n;
-    };
-    put(",\n{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#");
-    p = std::to_chars(p, p + 20, s.index).ptr;
-    put("\"");
-    std::memcpy(p, track.data(), track.size());
-    p += track.size();
-    put(",\"ts\":");
-    p = write_trace_time(p, s.begin_ns - origin_ns);
-    put(",\"dur\":");
-    p = write_trace_dur(p, s.begin_ns - origin_ns, s.end_ns - origin_ns);
-    put("}");
+    p = write_trace_slice(p, "user_annotation", std::string_view(name, static_cast<std::size_t>(n - name)), track,
+                          s.begin_ns - origin_ns, s.end_ns - origin_ns);
+    p = trace_put(p, "}");
     sink.commit(p);
   }
 }

@@ -26,10 +26,8 @@
 #include <scopeprof/version.hpp>
 
 #include <algorithm>
-#include <charconv>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <map>
 #include <set>
 #include <string>
@@ -84,19 +82,6 @@ struct trace_tables {
 
 /// Room one event takes besides its names (about 400 bytes at most).
 constexpr std::size_t trace_event_room = 1024;
-
-/// The literal's bytes at p (no terminating zero); returns the end.
-template <std::size_t N>
-inline char* trace_put(char* p, const char (&literal)[N]) noexcept {
-  std::memcpy(p, literal, N - 1);
-  return p + (N - 1);
-}
-inline char* trace_put(char* p, std::string_view s) noexcept {
-  std::memcpy(p, s.data(), s.size());
-  return p + s.size();
-}
-inline char* trace_put_uint(char* p, std::uint64_t v) noexcept { return std::to_chars(p, p + 20, v).ptr; }
-inline char* trace_put_int(char* p, std::int64_t v) noexcept { return std::to_chars(p, p + 21, v).ptr; }
 
 inline std::string trace_json_literal(std::string_view s) {
   std::string out;
@@ -309,20 +294,6 @@ inline void append_trace_head(std::string& out, const report& rep, const trace_t
                       "stream " + std::to_string(std::get<1>(key)) +
                           (std::get<2>(key) ? " lane " + std::to_string(std::get<2>(key)) : std::string()),
                       true);
-}
-
-/// `,\n{"ph":"X","cat":"<cat>","name":<name><track>,"ts":T,"dur":D`
-inline char* write_trace_slice(char* p, std::string_view cat, std::string_view name, std::string_view track,
-                               std::int64_t begin_ns, std::int64_t end_ns) noexcept {
-  p = trace_put(p, ",\n{\"ph\":\"X\",\"cat\":\"");
-  p = trace_put(p, cat);
-  p = trace_put(p, "\",\"name\":");
-  p = trace_put(p, name);
-  p = trace_put(p, track);
-  p = trace_put(p, ",\"ts\":");
-  p = write_trace_time(p, begin_ns);
-  p = trace_put(p, ",\"dur\":");
-  return write_trace_dur(p, begin_ns, end_ns);
 }
 
 /// `,"pid":P,"tid":T` of a device track.

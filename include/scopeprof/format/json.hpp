@@ -73,6 +73,9 @@ inline void append_json_head(std::string& out, const report& rep) {
   out += "{\"schema\":\"scopeprof-report/1\",\"version\":\"" SCOPEPROF_VERSION_STRING "\",\"units\":\"ns\",";
   out += "\"counts\":";
   append_json_counts(out, rep.counts());
+  out += ",\"timeline\":{\"policy\":";
+  append_json_string(out, rep.timeline().policy);
+  out += ",\"kept\":" + std::to_string(rep.timeline().kept) + ",\"left_out\":" + std::to_string(rep.timeline().left_out) + "}";
   out += ",\"orphans\":" + std::to_string(rep.orphan_count());
   out += ",\"evidence\":{\"host\":";
   append_json_string(out, rep.sources().host);

@@ -3,6 +3,10 @@
 #pragma once
 
 #include <scopeprof/backends/cupti.hpp>
+// session.hpp before collect.hpp, which includes it only in CUPTI builds: the single header inlines each
+// header where it is first included, so what session.hpp includes (detail/env.hpp, detail/activity.hpp)
+// must not land inside a CUPTI-only block. session.hpp compiles to nothing without CUPTI.
+#include <scopeprof/backends/cupti/session.hpp>
 #include <scopeprof/backends/cupti/collect.hpp>
 #include <scopeprof/config.hpp>
 #include <scopeprof/detail/recorder.hpp>
@@ -10,10 +14,6 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
-
-#if SCOPEPROF_ENABLED && SCOPEPROF_WITH_CUPTI
-#include <scopeprof/backends/cupti/session.hpp>
-#endif
 
 SCOPEPROF_DETAIL_COLD_BEGIN
 SCOPEPROF_NAMESPACE_BEGIN

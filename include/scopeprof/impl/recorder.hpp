@@ -98,6 +98,7 @@ SCOPEPROF_API void note_cross_thread_exit() noexcept {
 /// The current chunk is full (or there is none yet): get another one within the global cap.
 SCOPEPROF_NOINLINE inline bool refill(thread_buffer& b) noexcept {
   registry& r = the_registry();
+  if (SCOPEPROF_UNLIKELY(r.drain_thread.load(std::memory_order_relaxed) == 0)) start_drain_thread();
   const std::uint64_t epoch = r.alloc_epoch.load(std::memory_order_acquire);
   if (b.full_epoch == epoch) return false;  // still full: drop without taking a lock
   const std::uint64_t next_index = b.records.published.load(std::memory_order_relaxed);

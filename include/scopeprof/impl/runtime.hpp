@@ -8,6 +8,7 @@
 #include <scopeprof/backends/cupti/session.hpp>
 #include <scopeprof/clock.hpp>
 #include <scopeprof/config.hpp>
+#include <scopeprof/detail/drain.hpp>
 #include <scopeprof/detail/env.hpp>
 #include <scopeprof/detail/gzip_sink.hpp>
 #include <scopeprof/detail/raw_snapshot.hpp>
@@ -15,6 +16,8 @@
 #include <scopeprof/detail/log.hpp>
 #include <scopeprof/detail/recorder.hpp>
 #include <scopeprof/detail/snapshot.hpp>
+#include <scopeprof/detail/timeline.hpp>
+#include <scopeprof/impl/drain.hpp>
 #include <scopeprof/report.hpp>
 #include <scopeprof/runtime.hpp>
 
@@ -32,6 +35,18 @@ SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
 inline void report_at_exit() noexcept;
+
+/// SCOPEPROF_TRACE (the timeline) and SCOPEPROF_DRAIN (the background thread), read once at start-up.
+inline void configure_drain(registry& r) {
+  drain_state& d = the_drain();
+  std::string why;
+  const std::string trace = env_string("SCOPEPROF_TRACE");
+  if (!parse_trace_policy(lower(trace), d.policy, why))
+    warn("SCOPEPROF_TRACE=" + quoted(trace) + " ignored (" + why + "); the timeline keeps every scope (all)");
+  d.ring.reset(d.policy.last_n);
+  if (!parse_switch("SCOPEPROF_DRAIN", env_string("SCOPEPROF_DRAIN"), true))
+    r.drain_thread.store(drain_off, std::memory_order_relaxed);
+}
 
 inline std::once_flag& init_flag() {
   static std::once_flag f;
@@ -56,6 +71,7 @@ SCOPEPROF_API void initialise() noexcept {
 #if SCOPEPROF_WITH_CUDA
       the_devices().wait_ms = parse_count("SCOPEPROF_DEVICE_WAIT_MS", env_string("SCOPEPROF_DEVICE_WAIT_MS"), 5000);
 #endif
+      configure_drain(r);
       r.clock_start = read_anchor();
       nvtx_initialize();
       r.report_target = env_string("SCOPEPROF_REPORT");
@@ -94,20 +110,51 @@ inline tick_converter calibrated_converter(const registry& r, std::string& descr
   return conv;
 }
 
-/// The snapshot's sites, threads, counts and warnings, from the registry view; then every backend adds
-/// its part (device spans, CUPTI records, evidence lines).
+/// The timeline's and the drain's lines in the report's header.
+inline void timeline_warnings(const registry& r, const drain_state& d, raw_snapshot& raw) {
+  const timeline_counts& t = raw.timeline;
+  if (d.fold_failed)
+    raw.warnings += "  warning: " + std::to_string(d.fold_failed) +
+                    " finished scopes could not be added to the tables (out of memory)\n";
+  if (t.left_out == 0) return;
+  if (d.policy.mode == trace_mode::all)
+    raw.warnings += "  warning: the timeline stopped growing at " + std::to_string(r.max_records.load()) +
+                    " scopes (SCOPEPROF_MAX_RECORDS); " + std::to_string(t.left_out) +
+                    " later scopes are in the tables only\n";
+  else
+    raw.warnings += "  note: SCOPEPROF_TRACE=" + t.policy + ": the timeline holds " + std::to_string(t.kept) + " of " +
+                    std::to_string(t.kept + t.left_out) + " scopes; the tables count them all\n";
+  bool device = !raw.activities.empty();
+  for (std::size_t i = 0; i < raw.threads.size() && !device; ++i)
+    for (const raw_instance& x : raw.threads[i].records)
+      if (x.device != device_status::not_timed) {
+        device = true;
+        break;
+      }
+  if (device)
+    raw.warnings += "  note: host times count every scope; device spans and CUPTI figures come from the " +
+                    std::to_string(t.kept) + " scopes in the timeline only\n";
+}
+
+/// The snapshot's sites, threads, counts and warnings, from the registry view (drained just before);
+/// then every backend adds its part (device spans, CUPTI records, evidence lines).
 inline void fill_snapshot(const registry& r, const registry_view& view, const tick_converter& conv, raw_snapshot& raw) {
   raw.sites.reserve(view.sites.size());
   for (const site_info* s : view.sites) raw.sites.push_back({s->name, s->file, s->function, s->line});
   for (const thread_view& tv : view.threads) {
     read_steps(tv, static_cast<std::uint32_t>(raw.threads.size()), conv, raw.steps);
-    raw.threads.push_back(read_thread(tv, conv));
+    raw.threads.push_back(describe_thread(tv));
     const scope_counts& c = raw.threads.back().desc.counts;
     raw.counts.entered += c.entered;
     raw.counts.recorded += c.recorded;
     raw.counts.dropped += c.dropped;
     raw.counts.in_flight += c.in_flight;
   }
+  const drain_state& d = the_drain();
+  read_timeline(d, view, conv, raw);
+  // While the timeline holds every scope since reset(), the tables come from its records (to the ns of
+  // each instance); once it has left scopes out, their host figures come from the fold.
+  if (raw.timeline.left_out > 0) snapshot_fold(d, view, conv.kind == clock_kind::steady ? 1.0 : conv.ns_per_tick, raw.folded);
   const collect_context ctx{view, conv};
   for_each_backend([&](const backend_hooks& b) {
     if (b.collect != nullptr) b.collect(raw, ctx);
@@ -121,8 +168,10 @@ inline void fill_snapshot(const registry& r, const registry_view& view, const ti
   raw.steps_lost = r.steps_lost.load(std::memory_order_relaxed);
   if (raw.counts.dropped)
     raw.warnings += "  warning: " + std::to_string(raw.counts.dropped) +
-                    " finished scopes were dropped because the record buffer was full (cap " +
-                    std::to_string(r.max_records.load()) + " records; raise SCOPEPROF_MAX_RECORDS or call reset())\n";
+                    " finished scopes were dropped because " + std::to_string(r.max_records.load()) +
+                    " records were waiting to be folded (SCOPEPROF_MAX_RECORDS; the drain did not keep up" +
+                    (r.drain_thread.load() == drain_running ? "" : ", and it runs only at collect() and reset()") + ")\n";
+  timeline_warnings(r, d, raw);
 }
 
 }  // namespace detail
@@ -149,6 +198,37 @@ SCOPEPROF_API void set_max_records(std::uint64_t n) noexcept {
   detail::registry& r = detail::the_registry();
   r.max_records.store(n, std::memory_order_relaxed);
   r.alloc_epoch.fetch_add(1, std::memory_order_acq_rel);  // threads that found the buffer full may try again
+}
+
+SCOPEPROF_API bool set_trace_policy(std::string_view policy) noexcept {
+  using namespace detail;
+  initialise();
+  try {
+    trace_policy p;
+    std::string why;
+    const std::string value(policy);
+    if (!parse_trace_policy(lower(value), p, why)) {
+      warn("set_trace_policy(" + quoted(value) + ") ignored: " + why);
+      return false;
+    }
+    registry& r = the_registry();
+    std::lock_guard<std::mutex> serial(r.collect_mu);
+    drain_state& d = the_drain();
+    drain_pass(r, d, view_registry(r));  // what ended so far goes by the previous setting
+    for (auto& [buffer, td] : d.threads) {
+      d.left_out += td.kept.size();
+      td.kept.clear();
+      td.step_cursor = 0;  // steps:A-B looks at the marks made so far again
+    }
+    d.left_out += d.ring.size();
+    d.kept = 0;
+    d.step_begin = d.step_end = 0;
+    d.policy = p;
+    d.ring.reset(p.last_n);
+    return true;
+  } catch (...) {
+    return false;
+  }
 }
 
 /// @brief Device-time every Nth entry of every call site (0: host time only, 1: every entry).
@@ -241,6 +321,7 @@ SCOPEPROF_API report collect() noexcept {
     const tick_converter conv = calibrated_converter(r, raw.sources.host);
     raw.origin_ns = r.clock_start.ns;
     const registry_view view = view_registry(r);
+    drain_pass(r, the_drain(), view);
     fill_snapshot(r, view, conv, raw);
 #else
     raw.sources.host = "compiled out (SCOPEPROF_DISABLE)";
@@ -267,18 +348,21 @@ SCOPEPROF_API void reset() noexcept {
   registry& r = the_registry();
   try {
     std::lock_guard<std::mutex> serial(r.collect_mu);
-    std::vector<reset_thread> threads;  // (buffer, exited)
+    const registry_view view = view_registry(r);
+    drain_pass(r, the_drain(), view);  // what is forgotten below was folded: open scopes' self times stay right
     {
       std::lock_guard<std::mutex> lock(r.mu);
       r.unattached_floor = r.unattached_drops.load(std::memory_order_relaxed);
-      threads.reserve(r.threads.size());
-      for (thread_buffer* b : r.threads) threads.emplace_back(b, b->exited);
     }
+    std::vector<reset_thread> threads;  // (buffer, exited)
+    threads.reserve(view.threads.size());
     std::vector<thread_buffer*> emptied;
-    for (const auto& [b, exited] : threads) {
-      discard_thread(r, *b, exited);
-      if (exited) emptied.push_back(b);
+    for (const thread_view& t : view.threads) {
+      threads.emplace_back(t.buffer, t.exited);
+      discard_thread(r, *t.buffer, t.counters, t.exited);
+      if (t.exited) emptied.push_back(t.buffer);
     }
+    forget_drained(the_drain(), emptied);
     for_each_backend([&](const backend_hooks& h) {
       if (h.reset != nullptr) h.reset(threads);
     });

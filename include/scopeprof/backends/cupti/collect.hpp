@@ -111,8 +111,10 @@ inline void cupti_collect(raw_snapshot& raw, const collect_context& ctx) {
           if (pos < 0) return attribute_result::outside;
           const auto& range = ranges[static_cast<std::size_t>(pos)];
           if (it->second == no_record || it->second < range.first || it->second >= range.second) return attribute_result::outside;
+          const std::int64_t kept = raw.threads[static_cast<std::size_t>(pos)].position_of(it->second);
+          if (kept < 0) return attribute_result::ignore;  // its scope is in the tables, not in the timeline
           thread = pos;
-          record = static_cast<std::int64_t>(it->second - range.first);
+          record = kept;
           return attribute_result::attributed;
         },
         raw.activities);

@@ -8,6 +8,7 @@
 #include <scopeprof/backends/cuda_driver.hpp>
 #endif
 #include <scopeprof/config.hpp>
+#include <scopeprof/detail/env.hpp>
 #include <scopeprof/detail/log.hpp>
 
 #include <algorithm>
@@ -287,19 +288,11 @@ inline bool cupti_subscribe_locked(cupti_collector& c) {
   return true;
 }
 
-/// SCOPEPROF_CUPTI_API: 0/false/off leaves the launch-call records off; unset, 1/true/on turn them on; any
-/// other value warns once and turns them on. (Read here, not with detail/env.hpp's parsers: this header is
-/// compiled only in CUPTI builds.)
+/// SCOPEPROF_CUPTI_API (a switch, default on): 0 leaves the launch-call records off. Read at the collector's
+/// first start, so a malformed value warns once, like the switches initialise() reads.
 inline bool cupti_api_records_wanted() {
-  const char* v = std::getenv("SCOPEPROF_CUPTI_API");
-  if (v == nullptr) return true;
-  const std::string s(v);
-  if (s == "0" || s == "false" || s == "off") return false;
-  if (s.empty() || s == "1" || s == "true" || s == "on") return true;
-  static bool warned = false;
-  if (!warned) warn("SCOPEPROF_CUPTI_API: expected 0 or 1, got a malformed value; using 1");
-  warned = true;
-  return true;
+  static const bool wanted = parse_switch("SCOPEPROF_CUPTI_API", env_string("SCOPEPROF_CUPTI_API"), true);
+  return wanted;
 }
 
 /// Subscribed: register the buffer callbacks and enable our record kinds. On failure nothing stays

@@ -4,6 +4,7 @@
 
 #include <scopeprof/config.hpp>
 #include <scopeprof/detail/distribution.hpp>
+#include <scopeprof/detail/raw_snapshot.hpp>
 #include <scopeprof/detail/report/stats.hpp>
 #include <scopeprof/report_types.hpp>
 
@@ -40,12 +41,16 @@ inline std::vector<flat_row> flat_rows_by_name(const std::vector<site_desc>& sit
   return rows;
 }
 
-/// The four distributions behind a row's (or a path's) statistics.
+/// The four distributions behind a row's (or a path's) statistics. `host_scale`: ns per unit of host and
+/// host_self (1, or ns per tick when they come from the fold).
 struct row_distributions {
   distribution host, host_self, device, device_self;
-  void add(const scope_instance& s) noexcept {
-    host.add(s.host_total_ns());
-    host_self.add(s.host_self_ns);
+  double host_scale = 1.0;
+  void add(const scope_instance& s, bool with_host = true) noexcept {
+    if (with_host) {
+      host.add(s.host_total_ns());
+      host_self.add(s.host_self_ns);
+    }
     if (s.device == device_status::ok) {
       device.add(s.device_span_ns());
       device_self.add(s.device_self_ns);
@@ -53,26 +58,29 @@ struct row_distributions {
   }
   template <class Row>
   void store(Row& row) const noexcept {
-    row.host = stats_of(host);
-    row.host_self = stats_of(host_self);
+    row.host = stats_of(host, host_scale);
+    row.host_self = stats_of(host_self, host_scale);
     row.device = stats_of(device);
     row.device_self = stats_of(device_self);
   }
 };
 
 /// Add one instance to its row. `outermost`: no open ancestor has the same name, so the inclusive
-/// totals take it. Its times join the row's distributions.
-inline void add_to_flat_row(flat_row& row, const scope_instance& s, bool outermost, row_distributions& dist) {
-  ++row.calls;
+/// totals take it. Its times join the row's distributions; its host times only `with_host` (without, they
+/// come from the fold).
+inline void add_to_flat_row(flat_row& row, const scope_instance& s, bool outermost, row_distributions& dist, bool with_host) {
+  if (with_host) {
+    ++row.calls;
+    row.host_self_ns += s.host_self_ns;
+    if (outermost) row.host_total_ns += s.host_total_ns();
+  }
   if (outermost) {
-    row.host_total_ns += s.host_total_ns();
     row.kernels += s.kernels;
     row.copies += s.copies;
     row.device_busy_ns += s.device_busy_ns;
   }
   row.device_busy_self_ns += s.device_busy_self_ns;
-  row.host_self_ns += s.host_self_ns;
-  dist.add(s);
+  dist.add(s, with_host);
   switch (s.device) {
     case device_status::ok:
       ++row.device_calls;
@@ -89,7 +97,7 @@ inline void add_to_flat_row(flat_row& row, const scope_instance& s, bool outermo
 inline void finish_flat_rows(std::vector<flat_row>& rows, const std::vector<row_distributions>& dist, std::int64_t all_self) {
   for (std::size_t g = 0; g < rows.size(); ++g) {
     dist[g].store(rows[g]);
-    rows[g].host_histogram = histogram_of(dist[g].host);
+    rows[g].host_histogram = histogram_of(dist[g].host, dist[g].host_scale);
     rows[g].device_histogram = histogram_of(dist[g].device);
     rows[g].host_time_pct = all_self > 0 ? 100.0 * static_cast<double>(rows[g].host_self_ns) / all_self : 0.0;
   }
@@ -98,8 +106,38 @@ inline void finish_flat_rows(std::vector<flat_row>& rows, const std::vector<row_
                    [](const flat_row& a, const flat_row& b) { return a.host_self_ns > b.host_self_ns; });
 }
 
-/// The flat table of `in` (instances in pre-order, self times and CUPTI counts done).
-inline std::vector<flat_row> build_flat_rows(const std::vector<site_desc>& sites, const std::vector<scope_instance>& in) {
+/// The fold's host figures into the flat rows: every path node joins the row of its name; its inclusive
+/// total only where no ancestor on its path has the same name. Returns the host self time added (ns).
+inline std::int64_t add_fold_to_flat_rows(const folded_paths& fold, const std::vector<std::size_t>& group_of_site,
+                                          std::vector<flat_row>& rows, std::vector<row_distributions>& dist) {
+  const path_tree& t = fold.tree;
+  const double k = fold.ns_per_tick;
+  const auto ns = [k](std::int64_t v) { return k == 1.0 ? v : static_cast<std::int64_t>(static_cast<double>(v) * k + 0.5); };
+  const auto group = [&](std::uint32_t site) { return site < group_of_site.size() ? group_of_site[site] : std::size_t{0}; };
+  std::int64_t all_self = 0;
+  for (std::uint32_t id = 1; id <= t.size() && !rows.empty(); ++id) {
+    const path_tree::node& n = t.at(id);
+    const std::size_t g = group(n.site);
+    bool outermost = true;
+    for (std::uint32_t p = n.parent; p != path_tree::root && outermost; p = t.at(p).parent) outermost = group(t.at(p).site) != g;
+    flat_row& row = rows[g];
+    row.calls += n.stats.host_total.stats.count;
+    const std::int64_t self = ns(n.stats.host_self.stats.sum);
+    row.host_self_ns += self;
+    all_self += self;
+    if (outermost) row.host_total_ns += ns(n.stats.host_total.stats.sum);
+    dist[g].host.merge(n.stats.host_total);
+    dist[g].host_self.merge(n.stats.host_self);
+    dist[g].host_scale = k;
+  }
+  return all_self;
+}
+
+/// The flat table of `in` (instances in pre-order, self times and CUPTI counts done). With a fold, the
+/// host figures come from it (every scope since reset()), the device and CUPTI ones from `in`.
+inline std::vector<flat_row> build_flat_rows(const std::vector<site_desc>& sites, const std::vector<scope_instance>& in,
+                                             const folded_paths* fold = nullptr) {
+  const bool with_host = fold == nullptr || !fold->present;
   std::vector<std::size_t> group_of_site;
   std::vector<flat_row> rows = flat_rows_by_name(sites, group_of_site);
   const std::size_t groups = rows.size();
@@ -118,11 +156,12 @@ inline std::vector<flat_row> build_flat_rows(const std::vector<site_desc>& sites
     }
     const std::size_t g = s.site < group_of_site.size() ? group_of_site[s.site] : 0;
     if (groups == 0) break;
-    add_to_flat_row(rows[g], s, active[g] == 0, dist[g]);
-    all_self += s.host_self_ns;
+    add_to_flat_row(rows[g], s, active[g] == 0, dist[g], with_host);
+    if (with_host) all_self += s.host_self_ns;
     ++active[g];
     stack.push_back(g);
   }
+  if (!with_host) all_self = add_fold_to_flat_rows(*fold, group_of_site, rows, dist);
   finish_flat_rows(rows, dist, all_self);
   return rows;
 }

@@ -27,10 +27,12 @@ struct path_nodes {
   std::vector<std::size_t> roots;
 };
 
-inline void add_to_tree_row(tree_row& row, const scope_instance& s) {
-  ++row.calls;
-  row.host_total_ns += s.host_total_ns();
-  row.host_self_ns += s.host_self_ns;
+inline void add_to_tree_row(tree_row& row, const scope_instance& s, bool with_host) {
+  if (with_host) {
+    ++row.calls;
+    row.host_total_ns += s.host_total_ns();
+    row.host_self_ns += s.host_self_ns;
+  }
   row.kernels += s.kernels;
   row.copies += s.copies;
   row.device_busy_ns += s.device_busy_ns;
@@ -42,35 +44,77 @@ inline void add_to_tree_row(tree_row& row, const scope_instance& s) {
   }
 }
 
-/// Sum the instances (in pre-order) by path: nodes in order of first appearance. A path is (parent
-/// node, name), keyed by integers: sites with the same name share a path.
-inline path_nodes sum_by_path(const std::vector<site_desc>& sites, const std::vector<scope_instance>& in) {
+/// Paths as they are found: a path is (parent node, name), keyed by integers, so sites with the same name
+/// share a path.
+class path_index {
+ public:
+  path_index(const std::vector<site_desc>& sites, path_nodes& p) : p_(p) {
+    names_ = group_sites_by_name(sites, group_of_site_);
+    unnamed_ = names_.size();  // a site id outside the list (never from the recorder)
+    names_.emplace_back();
+  }
+  /// The node of `site` under `parent_node` (-1: a root), created (in order of first appearance) if new.
+  std::size_t node(std::int64_t parent_node, std::uint32_t site, std::uint32_t depth) {
+    const std::size_t group = site < group_of_site_.size() ? group_of_site_[site] : unnamed_;
+    const std::uint64_t key = (static_cast<std::uint64_t>(parent_node + 1) << 32) | group;
+    const auto found = index_.emplace(key, p_.nodes.size());
+    const std::size_t n = found.first->second;
+    if (found.second) {
+      p_.nodes.emplace_back();
+      p_.nodes[n].row.name = names_[group];
+      p_.nodes[n].row.depth = depth;
+      p_.nodes[n].row.parent = parent_node;
+      if (parent_node < 0) p_.roots.push_back(n);
+      else p_.nodes[static_cast<std::size_t>(parent_node)].children.push_back(n);
+    }
+    return n;
+  }
+
+ private:
+  path_nodes& p_;
+  std::vector<std::size_t> group_of_site_;
+  std::vector<std::string> names_;
+  std::size_t unnamed_ = 0;
+  std::unordered_map<std::uint64_t, std::size_t> index_;  // key: (parent node + 1) << 32 | name group
+};
+
+/// The fold's host figures into the paths (its nodes come parent first).
+inline void add_fold_to_paths(const folded_paths& fold, path_index& index, path_nodes& p) {
+  const path_tree& t = fold.tree;
+  const double k = fold.ns_per_tick;
+  const auto ns = [k](std::int64_t v) { return k == 1.0 ? v : static_cast<std::int64_t>(static_cast<double>(v) * k + 0.5); };
+  std::vector<std::int64_t> node_of(std::size_t{t.size()} + 1, -1);
+  for (std::uint32_t id = 1; id <= t.size(); ++id) {
+    const path_tree::node& f = t.at(id);
+    const std::size_t n = index.node(node_of[f.parent], f.site, f.depth);
+    node_of[id] = static_cast<std::int64_t>(n);
+    tree_row& row = p.nodes[n].row;
+    row.calls += f.stats.host_total.stats.count;
+    row.host_total_ns += ns(f.stats.host_total.stats.sum);
+    row.host_self_ns += ns(f.stats.host_self.stats.sum);
+    p.nodes[n].dist.host.merge(f.stats.host_total);
+    p.nodes[n].dist.host_self.merge(f.stats.host_self);
+    p.nodes[n].dist.host_scale = k;
+  }
+}
+
+/// Sum the instances (in pre-order) by path, nodes in order of first appearance; with a fold, the host
+/// figures come from it (every scope since reset()), the device and CUPTI ones from the instances.
+inline path_nodes sum_by_path(const std::vector<site_desc>& sites, const std::vector<scope_instance>& in,
+                              const folded_paths* fold = nullptr) {
+  const bool with_host = fold == nullptr || !fold->present;
   path_nodes p;
-  std::vector<std::size_t> group_of_site;
-  std::vector<std::string> names = group_sites_by_name(sites, group_of_site);
-  const std::size_t unnamed = names.size();  // a site id outside the list (never from the recorder)
-  names.emplace_back();
-  std::unordered_map<std::uint64_t, std::size_t> index;  // key: (parent node + 1) << 32 | name group
+  path_index index(sites, p);
   std::vector<std::size_t> node_of(in.size());
   for (std::size_t i = 0; i < in.size(); ++i) {
     const auto& s = in[i];
-    const std::size_t group = s.site < group_of_site.size() ? group_of_site[s.site] : unnamed;
     const std::int64_t parent_node = s.parent < 0 ? -1 : static_cast<std::int64_t>(node_of[static_cast<std::size_t>(s.parent)]);
-    const std::uint64_t key = (static_cast<std::uint64_t>(parent_node + 1) << 32) | group;
-    const auto found = index.emplace(key, p.nodes.size());
-    const std::size_t n = found.first->second;
-    if (found.second) {
-      p.nodes.emplace_back();
-      p.nodes[n].row.name = names[group];
-      p.nodes[n].row.depth = s.depth;
-      p.nodes[n].row.parent = parent_node;
-      if (parent_node < 0) p.roots.push_back(n);
-      else p.nodes[static_cast<std::size_t>(parent_node)].children.push_back(n);
-    }
+    const std::size_t n = index.node(parent_node, s.site, s.depth);
     node_of[i] = n;
-    add_to_tree_row(p.nodes[n].row, s);
-    p.nodes[n].dist.add(s);
+    add_to_tree_row(p.nodes[n].row, s, with_host);
+    p.nodes[n].dist.add(s, with_host);
   }
+  if (!with_host) add_fold_to_paths(*fold, index, p);
   for (auto& node : p.nodes) node.dist.store(node.row);
   return p;
 }
@@ -97,8 +141,9 @@ inline std::vector<tree_row> lay_out_paths(path_nodes& p) {
 }
 
 /// The tree table of `in` (instances in pre-order, self times and CUPTI counts done).
-inline std::vector<tree_row> build_tree_rows(const std::vector<site_desc>& sites, const std::vector<scope_instance>& in) {
-  path_nodes p = sum_by_path(sites, in);
+inline std::vector<tree_row> build_tree_rows(const std::vector<site_desc>& sites, const std::vector<scope_instance>& in,
+                                             const folded_paths* fold = nullptr) {
+  path_nodes p = sum_by_path(sites, in, fold);
   return lay_out_paths(p);
 }
 

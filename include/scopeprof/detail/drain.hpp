@@ -1,0 +1,215 @@
+// scopeprof: the drain: every finished scope is folded into per-call-path statistics (call_path_fold.hpp),
+// the timeline keeps what SCOPEPROF_TRACE asks for (timeline.hpp), and the record chunks go back to the
+// pool. Memory then grows with call paths and the timeline's bound, not with run length.
+//
+// A pass runs under the registry's collect_mu: from the background drain thread (impl/drain.hpp), at the
+// start of every collect() and reset(), never on a scope's path. It reads each thread's published
+// records as collect() always did (chunked_log.hpp: no lock, the owner never waits), and frees only chunks
+// that hold nothing unfolded, never the one its owner writes to.
+#pragma once
+
+#include <scopeprof/clock.hpp>
+#include <scopeprof/config.hpp>
+#include <scopeprof/detail/call_path_fold.hpp>
+#include <scopeprof/detail/chunk_pool.hpp>
+#include <scopeprof/detail/raw_snapshot.hpp>
+#include <scopeprof/detail/recorder.hpp>
+#include <scopeprof/detail/snapshot.hpp>
+#include <scopeprof/detail/timeline.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// registry::drain_thread: none yet, running, off (SCOPEPROF_DRAIN=0, or the process is exiting), or it
+/// could not be started.
+enum drain_thread_state : std::uint8_t { drain_none = 0, drain_running = 1, drain_off = 2, drain_failed = 3 };
+
+/// What the drain keeps of one thread.
+struct thread_drain {
+  thread_fold fold;
+  std::uint64_t folded = 0;       // log index of the next record to fold
+  std::uint64_t step_cursor = 0;  // next step mark to look at (steps:A-B)
+  record_store kept;              // the timeline's records of this thread (all, steps:A-B)
+};
+
+/// The drain's state, process-wide; under collect_mu.
+struct drain_state {
+  trace_policy policy;
+  path_tree tree;  // every folded scope whose path is complete, host durations in ticks
+  std::unordered_map<const thread_buffer*, thread_drain> threads;
+  record_ring ring;                  // last:N
+  std::uint64_t kept = 0;            // records the timeline holds
+  std::uint64_t left_out = 0;        // folded, not in the timeline
+  std::uint64_t fold_failed = 0;     // not folded: out of memory
+  std::uint64_t step_begin = 0;      // steps:A-B: ticks of mark A (0: not seen yet) ...
+  std::uint64_t step_end = 0;        // ... and of mark B + 1 (0: not seen yet)
+  std::uint64_t passes = 0;          // drain passes run
+  std::uint64_t background_passes = 0;
+  std::uint64_t folded_total = 0;    // records folded by all passes (not reset)
+  std::uint64_t pass_ns_total = 0;   // steady-clock time spent in passes
+  std::uint64_t pass_ns_max = 0;
+};
+
+/// The process's drain state: created on first use, never destroyed (the drain thread may still run
+/// while static objects are destroyed at exit).
+SCOPEPROF_API drain_state& the_drain();
+
+/// steps:A-B: find the marks that open and close the window among those published since the last pass.
+inline void scan_step_marks(drain_state& d, const registry_view& view) {
+  const std::uint64_t open = d.policy.first_step, close = d.policy.last_step + 1;
+  for (const thread_view& t : view.threads) {
+    thread_drain& td = d.threads[t.buffer];
+    const std::uint64_t from = (std::max)(td.step_cursor, t.step_floor);
+    chunked_log<step_mark>::for_each(t.step_chunks, from, t.step_count, [&](std::uint64_t, const step_mark& m) {
+      if (m.sequence == open) d.step_begin = m.ticks ? m.ticks : 1;
+      if (m.sequence == close) d.step_end = m.ticks ? m.ticks : 1;
+    });
+    td.step_cursor = (std::max)(from, t.step_count);
+  }
+}
+
+/// Give one folded record to the timeline. May throw (out of memory).
+inline void keep_in_timeline(drain_state& d, const registry& r, thread_drain& td, const thread_buffer* owner,
+                             std::uint64_t index, const record& rec) {
+  bool keep = false;
+  switch (d.policy.mode) {
+    case trace_mode::all: keep = d.kept < r.max_records.load(std::memory_order_relaxed); break;
+    case trace_mode::off: break;
+    case trace_mode::steps:  // bounded as `all` is: a window of steps may hold more scopes than expected
+      keep = d.step_begin != 0 && rec.end_ticks >= d.step_begin && (d.step_end == 0 || rec.begin_ticks < d.step_end) &&
+             d.kept < r.max_records.load(std::memory_order_relaxed);
+      break;
+    case trace_mode::last:
+      if (d.ring.put({rec, index, owner})) ++d.left_out;
+      else ++d.kept;
+      return;
+  }
+  if (!keep) {
+    ++d.left_out;
+    return;
+  }
+  td.kept.push(index, rec);
+  ++d.kept;
+}
+
+/// Fold one thread's records [td.folded, to) and hand the chunks that hold only folded records back.
+/// Returns true when a chunk went back.
+inline bool drain_thread(registry& r, drain_state& d, const thread_view& t) {
+  thread_drain& td = d.threads[t.buffer];
+  thread_buffer& b = *t.buffer;
+  const std::uint64_t to = t.counters.recorded;
+  const std::uint64_t from = (std::max)(td.folded, b.records.floor);
+  if (from < to) {
+    b.records.for_each(from, to, [&](std::uint64_t i, const record& rec) {
+      try {
+        td.fold.add({rec.site, rec.depth, static_cast<std::int64_t>(rec.begin_ticks), static_cast<std::int64_t>(rec.end_ticks)},
+                    d.tree);
+        keep_in_timeline(d, r, td, t.buffer, i, rec);
+      } catch (...) {
+        ++d.fold_failed;  // counted in the report's warnings
+      }
+    });
+  }
+  if (to > from) d.folded_total += to - from;
+  td.folded = (std::max)(from, to);
+  bool freed = false;
+  b.records.discard_below(td.folded, t.exited, [&](record_chunk* ch) {
+    return_chunk(r, ch);
+    freed = true;
+  });
+  return freed;
+}
+
+/// One pass over the threads of `view` (read under collect_mu just before). Under collect_mu.
+inline void drain_pass(registry& r, drain_state& d, const registry_view& view) {
+  const auto start = std::chrono::steady_clock::now();
+  if (d.policy.mode == trace_mode::steps) scan_step_marks(d, view);
+  bool freed = false;
+  for (const thread_view& t : view.threads) freed |= drain_thread(r, d, t);
+  ++d.passes;
+  const auto ns = static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+  d.pass_ns_total += ns;
+  d.pass_ns_max = (std::max)(d.pass_ns_max, ns);
+  if (freed) r.alloc_epoch.fetch_add(1, std::memory_order_acq_rel);  // threads that found the cap reached retry
+}
+
+/// The tables' fold for a report taken now: the complete paths, and what ended under scopes still open
+/// grafted at the root (as the records of such scopes are placed). Under collect_mu. May throw.
+inline void snapshot_fold(const drain_state& d, const registry_view& view, double ns_per_tick, folded_paths& out) {
+  out.present = true;
+  out.ns_per_tick = ns_per_tick;
+  out.tree = d.tree;
+  for (const thread_view& t : view.threads) {
+    const auto it = d.threads.find(t.buffer);
+    if (it == d.threads.end()) continue;
+    out.orphans += it->second.fold.orphans();
+    it->second.fold.for_each_pending([&](std::size_t, const path_tree& pending) {
+      for (std::uint32_t i = 1; i <= pending.size(); ++i)
+        if (pending.at(i).parent == path_tree::root) out.orphans += pending.at(i).stats.host_total.stats.count;
+      out.tree.graft(pending, path_tree::root);
+    });
+  }
+}
+
+inline raw_instance instance_of(const record& rec, const tick_converter& conv) {
+  raw_instance x;
+  x.site = rec.site;
+  x.depth = rec.depth;
+  x.host_begin_ns = conv.to_ns(rec.begin_ticks);
+  x.host_end_ns = conv.to_ns(rec.end_ticks);
+  return x;
+}
+
+/// The timeline's records of each thread of `view` into `raw.threads` (same order; descriptions filled
+/// already). Under collect_mu. May throw.
+inline void read_timeline(const drain_state& d, const registry_view& view, const tick_converter& conv, raw_snapshot& raw) {
+  if (d.policy.mode == trace_mode::last) {
+    std::unordered_map<const thread_buffer*, std::size_t> position;
+    for (std::size_t t = 0; t < view.threads.size(); ++t) position.emplace(view.threads[t].buffer, t);
+    d.ring.for_each([&](const record_ring::entry& e) {
+      const auto it = position.find(e.thread);
+      if (it == position.end()) return;
+      raw_thread& th = raw.threads[it->second];
+      if (th.runs.empty() || th.runs.back().first_index + (th.records.size() - th.runs.back().position) != e.index)
+        th.runs.push_back({e.index, th.records.size()});
+      th.records.push_back(instance_of(e.rec, conv));
+    });
+  } else {
+    for (std::size_t t = 0; t < view.threads.size(); ++t) {
+      const auto it = d.threads.find(view.threads[t].buffer);
+      if (it == d.threads.end()) continue;
+      const record_store& kept = it->second.kept;
+      raw_thread& th = raw.threads[t];
+      th.records.reserve(static_cast<std::size_t>(kept.size()));
+      kept.for_each([&](const record& rec) { th.records.push_back(instance_of(rec, conv)); });
+      th.runs = kept.runs();
+    }
+  }
+  for (const raw_thread& th : raw.threads) raw.timeline.kept += th.records.size();
+  raw.timeline.policy = d.policy.text;
+  raw.timeline.left_out = d.left_out;
+}
+
+/// reset(): forget every folded scope (what ended under scopes still open stays as structure, so their
+/// self times stay right) and the timeline. Threads in `gone` are forgotten altogether. Under collect_mu.
+inline void forget_drained(drain_state& d, const std::vector<thread_buffer*>& gone) noexcept {
+  d.tree.clear();
+  for (auto& [buffer, td] : d.threads) {
+    td.kept.clear();
+    td.fold.clear_statistics();
+  }
+  for (const thread_buffer* b : gone) d.threads.erase(b);
+  d.ring.reset(d.policy.last_n);
+  d.kept = d.left_out = d.fold_failed = 0;
+}
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END

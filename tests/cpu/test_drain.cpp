@@ -1,0 +1,349 @@
+// The drain: every finished scope is folded into the tables while the timeline (SCOPEPROF_TRACE) keeps
+// only what it is asked to; record memory is handed back as the run goes on; the tables built from the
+// fold agree with the tables built from the same records.
+#include "output_check.hpp"
+#include "process_stats.hpp"
+
+#include "internals.hpp"
+
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#if defined(__unix__)
+#include <sys/wait.h>
+#include <unistd.h>
+#endif
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SPTEST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SPTEST_SANITIZED 1
+#endif
+#endif
+#ifndef SPTEST_SANITIZED
+#define SPTEST_SANITIZED 0
+#endif
+
+namespace {
+
+using namespace scopeprof;
+
+void spin_ns(std::int64_t ns) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(ns);
+  while (std::chrono::steady_clock::now() < until) {
+  }
+}
+
+// `n` iterations of outer > {inner, inner > leaf}: 4 scopes each.
+void nested_work(std::uint64_t n, std::int64_t leaf_ns = 0) {
+  for (std::uint64_t i = 0; i < n; ++i) {
+    PROF_SCOPE("drain outer");
+    { PROF_SCOPE("drain inner"); }
+    {
+      PROF_SCOPE("drain inner");
+      PROF_SCOPE("drain leaf");
+      if (leaf_ns) spin_ns(leaf_ns);
+    }
+  }
+}
+
+const flat_row* flat(const report& r, const std::string& name) {
+  for (const auto& f : r.flat())
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
+// Restores the timeline policy (SCOPEPROF_TRACE's, for the CTest run that sets it) and the record cap
+// when a test ends.
+struct policy_guard {
+  std::uint64_t cap = detail::the_registry().max_records.load();
+  std::string policy = collect().timeline().policy;
+  ~policy_guard() {
+    set_trace_policy(policy);
+    set_max_records(cap);
+    reset();
+  }
+};
+
+// The fold's tables and the records' tables of the same post-order records are equal, field by field.
+void check_same_rows(const report& a, const report& b) {
+  REQUIRE(a.flat().size() == b.flat().size());
+  for (const auto& fa : a.flat()) {
+    const flat_row* fb = flat(b, fa.name);
+    REQUIRE(fb != nullptr);
+    CAPTURE(fa.name);
+    CHECK(fa.calls == fb->calls);
+    CHECK(fa.host_total_ns == fb->host_total_ns);
+    CHECK(fa.host_self_ns == fb->host_self_ns);
+    CHECK(fa.host.min == fb->host.min);
+    CHECK(fa.host.max == fb->host.max);
+    CHECK(fa.host.median == fb->host.median);
+    CHECK(fa.host_self.p99 == fb->host_self.p99);
+    CHECK(fa.host_time_pct == doctest::Approx(fb->host_time_pct));
+  }
+  REQUIRE(a.tree().size() == b.tree().size());
+  for (std::size_t i = 0; i < a.tree().size(); ++i) {
+    CAPTURE(i);
+    CHECK(a.tree()[i].name == b.tree()[i].name);
+    CHECK(a.tree()[i].parent == b.tree()[i].parent);
+    CHECK(a.tree()[i].depth == b.tree()[i].depth);
+    CHECK(a.tree()[i].calls == b.tree()[i].calls);
+    CHECK(a.tree()[i].host_total_ns == b.tree()[i].host_total_ns);
+    CHECK(a.tree()[i].host_self_ns == b.tree()[i].host_self_ns);
+    CHECK(a.tree()[i].host.p90 == b.tree()[i].host.p90);
+  }
+}
+
+// One drain pass now, as collect() and the background thread run it.
+void drain_now() {
+  detail::registry& r = detail::the_registry();
+  std::lock_guard<std::mutex> serial(r.collect_mu);
+  detail::drain_pass(r, detail::the_drain(), detail::view_registry(r));
+}
+
+}  // namespace
+
+TEST_CASE("drain: the fold's tables equal the records' tables (random call trees, recursion by name)") {
+  std::mt19937_64 rng(12345);
+  for (int trial = 0; trial < 20; ++trial) {
+    detail::raw_snapshot raw;
+    for (int s = 0; s < 5; ++s) raw.sites.push_back({"site " + std::to_string(s % 4), "f.cpp", "f", 1u + s});
+    raw.threads.resize(2);
+    detail::path_tree tree;
+    for (auto& th : raw.threads) {
+      // A random forest written in post-order: each scope ends after its children.
+      std::int64_t t = 1000;
+      std::vector<std::pair<detail::raw_instance, int>> open;  // record, children left
+      detail::thread_fold fold;
+      const auto close = [&]() {
+        detail::raw_instance x = open.back().first;
+        open.pop_back();
+        x.host_end_ns = t += static_cast<std::int64_t>(rng() % 50);
+        th.records.push_back(x);
+        fold.add({x.site, x.depth, x.host_begin_ns, x.host_end_ns}, tree);
+        if (!open.empty()) --open.back().second;
+      };
+      for (int roots = 0; roots < 30; ++roots) {
+        detail::raw_instance x;
+        x.site = static_cast<std::uint32_t>(rng() % 5);
+        x.depth = 0;
+        x.host_begin_ns = t += static_cast<std::int64_t>(rng() % 20);
+        open.push_back({x, static_cast<int>(rng() % 4)});
+        while (!open.empty()) {
+          if (open.back().second > 0 && open.size() < 6) {
+            detail::raw_instance c;
+            c.site = static_cast<std::uint32_t>(rng() % 5);
+            c.depth = static_cast<std::uint32_t>(open.size());
+            c.host_begin_ns = t += 1 + static_cast<std::int64_t>(rng() % 20);
+            open.push_back({c, static_cast<int>(rng() % 3)});
+          } else {
+            close();
+          }
+        }
+      }
+    }
+    raw.counts.recorded = raw.counts.entered = raw.threads[0].records.size() + raw.threads[1].records.size();
+    detail::raw_snapshot folded = raw;
+    folded.folded.present = true;
+    folded.folded.tree = tree;
+    const report from_records = detail::build_report(raw);
+    const report from_fold = detail::build_report(folded);
+    CAPTURE(trial);
+    check_same_rows(from_fold, from_records);
+  }
+}
+
+TEST_CASE("drain: SCOPEPROF_TRACE=off keeps no timeline and the tables count every scope") {
+  policy_guard guard;
+  reset();
+  REQUIRE(set_trace_policy("off"));
+  nested_work(50'000);
+  const report r = collect();
+  CHECK(r.timeline().policy == "off");
+  CHECK(r.instances().empty());
+  CHECK(r.counts().recorded == 200'000);
+  CHECK(r.timeline().left_out == 200'000);
+  REQUIRE(flat(r, "drain outer") != nullptr);
+  CHECK(flat(r, "drain outer")->calls == 50'000);
+  CHECK(flat(r, "drain inner")->calls == 100'000);
+  CHECK(flat(r, "drain leaf")->calls == 50'000);
+  // The tree keeps the paths: outer > inner (100k) > leaf (50k).
+  REQUIRE(r.tree().size() == 3);
+  CHECK(r.tree()[0].name == "drain outer");
+  CHECK(r.tree()[1].name == "drain inner");
+  CHECK(r.tree()[1].calls == 100'000);
+  CHECK(r.tree()[2].name == "drain leaf");
+  CHECK(r.tree()[2].parent == 1);
+  // Self times add up to the outer total (within the ns rounding of each figure from clock ticks).
+  const std::int64_t selves = r.tree()[0].host_self_ns + r.tree()[1].host_self_ns + r.tree()[2].host_self_ns;
+  CHECK(std::llabs(selves - r.tree()[0].host_total_ns) <= 3);
+  CHECK(r.warnings().find("SCOPEPROF_TRACE=off") != std::string::npos);
+  const std::string problem = sptest::check_all_outputs(r);
+  CHECK_MESSAGE(problem.empty(), problem);
+}
+
+TEST_CASE("drain: last:N keeps the newest N scopes of the process") {
+  policy_guard guard;
+  reset();
+  REQUIRE(set_trace_policy("last:1000"));
+  nested_work(1000);  // 4000 scopes
+  std::int64_t newest_end = 0;
+  {
+    PROF_SCOPE("drain newest");
+  }
+  const report r = collect();
+  CHECK(r.counts().recorded == 4001);
+  CHECK(r.instances().size() == 1000);
+  CHECK(r.timeline().kept == 1000);
+  CHECK(r.timeline().left_out == 3001);
+  CHECK(flat(r, "drain outer")->calls == 1000);
+  bool saw_newest = false;
+  for (const auto& s : r.instances()) {
+    newest_end = (std::max)(newest_end, s.host_end_ns);
+    saw_newest |= r.sites()[s.site].name == "drain newest";
+  }
+  CHECK(saw_newest);
+  const std::string problem = sptest::check_all_outputs(r);
+  CHECK_MESSAGE(problem.empty(), problem);
+  CHECK_FALSE(set_trace_policy("last:0"));
+  CHECK_FALSE(set_trace_policy("last:x"));
+  CHECK_FALSE(set_trace_policy("steps:5-2"));
+  CHECK_FALSE(set_trace_policy("sometimes"));
+  CHECK(collect().timeline().policy == "last:1000");  // unchanged by the refused values
+}
+
+TEST_CASE("drain: steps:A-B keeps the scopes of those steps") {
+  policy_guard guard;
+  reset();
+  next_step();  // a fresh step number base: marks are process-wide
+  const std::uint64_t base = detail::the_registry().next_step.load();
+  const std::string window = "steps:" + std::to_string(base + 3) + "-" + std::to_string(base + 5);
+  REQUIRE(set_trace_policy(window));
+  for (int step = 0; step < 10; ++step) {
+    next_step();
+    for (int i = 0; i < 10; ++i) {
+      PROF_SCOPE("drain step scope");
+    }
+  }
+  next_step();
+  const report r = collect();
+  CHECK(r.timeline().policy == window);
+  CHECK(flat(r, "drain step scope")->calls == 100);
+  CHECK(r.instances().size() == 30);
+  std::int64_t open = 0, close = 0;
+  for (const auto& s : r.steps()) {
+    if (s.index == base + 3) open = s.begin_ns;
+    if (s.index == base + 5) close = s.end_ns;
+  }
+  REQUIRE(open > 0);
+  REQUIRE(close > open);
+  for (const auto& s : r.instances()) {
+    CHECK(s.host_begin_ns >= open);
+    CHECK(s.host_end_ns <= close);
+  }
+}
+
+TEST_CASE("drain: past SCOPEPROF_MAX_RECORDS the timeline stops growing and says so, the tables go on") {
+  policy_guard guard;
+  reset();
+  REQUIRE(set_trace_policy("all"));
+  const std::uint64_t cap = detail::the_registry().allocated_records.load() + 20'000;
+  set_max_records(cap);
+  // 100k scopes in batches the waiting records' cap holds, each folded before the next: none is dropped,
+  // so what the timeline does not keep is left out of it, not lost.
+  for (int batch = 0; batch < 20; ++batch) {
+    nested_work(1'250, 0);
+    drain_now();
+  }
+  const report r = collect();
+  CHECK(r.counts().dropped == 0);
+  CHECK(r.counts().recorded == 100'000);
+  CHECK(r.timeline().kept == cap);
+  CHECK(r.instances().size() <= cap);
+  CHECK(r.timeline().kept + r.timeline().left_out == r.counts().recorded);
+  CHECK(r.timeline().left_out > 0);
+  std::uint64_t calls = 0;
+  for (const auto& f : r.flat()) calls += f.calls;
+  CHECK(calls == r.counts().recorded);
+  CHECK(r.warnings().find("the timeline stopped growing") != std::string::npos);
+}
+
+TEST_CASE("drain: a long run with the timeline off holds flat memory and loses no scope") {
+  policy_guard guard;
+  reset();
+  REQUIRE(set_trace_policy("off"));
+  // The waiting records are capped: only a drain that keeps up lets every scope be counted.
+  set_max_records(detail::the_registry().allocated_records.load() + 262'144);
+  nested_work(20'000, 1000);  // warm-up: pools, the fold's paths
+  reset();
+  const long before = sptest::vm_rss_kib();
+  constexpr std::uint64_t iterations = 500'000;  // 2M scopes
+  nested_work(iterations, 1000);  // about 4 scopes per 1.1 us: 6x the measured fold rate of a busy drain
+  const long after = sptest::vm_rss_kib();
+  const report r = collect();
+  CHECK(r.counts().entered == 4 * iterations);
+  CHECK(r.counts().recorded + r.counts().dropped == 4 * iterations);
+  std::uint64_t calls = 0;
+  for (const auto& f : r.flat()) calls += f.calls;
+  CHECK(calls == r.counts().recorded);
+  const bool thread_on = detail::the_registry().drain_thread.load() == detail::drain_running;
+  MESSAGE("2M scopes, timeline off: RSS " << before << " -> " << after << " KiB, dropped " << r.counts().dropped
+                                          << ", drain thread " << std::string(thread_on ? "on" : "off") << ", passes "
+                                          << detail::the_drain().background_passes << ", folded " << detail::the_drain().folded_total
+                                          << " in " << detail::the_drain().pass_ns_total / 1000000 << " ms (longest pass "
+                                          << detail::the_drain().pass_ns_max / 1000 << " us)");
+  if (thread_on && !SPTEST_SANITIZED) {
+    CHECK(r.counts().dropped == 0);
+    CHECK_MESSAGE(after - before < 16 * 1024, "VmRSS grew by " << (after - before) << " KiB");
+  }
+}
+
+TEST_CASE("drain: the background thread folds without collect(), unless SCOPEPROF_DRAIN=0") {
+  policy_guard guard;
+  reset();
+  const char* env = std::getenv("SCOPEPROF_DRAIN");
+  const bool off = env != nullptr && std::string(env) == "0";
+  nested_work(10'000);  // several chunk refills: the first one starts the thread
+  const std::uint8_t state = detail::the_registry().drain_thread.load();
+  if (off) {
+    CHECK(state == detail::drain_off);
+    return;
+  }
+  REQUIRE(state == detail::drain_running);
+  const std::uint64_t passes = detail::the_drain().background_passes;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (detail::the_drain().background_passes == passes && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  CHECK(detail::the_drain().background_passes > passes);
+}
+
+#if defined(__unix__)
+TEST_CASE("drain: after fork() the child records, folds and collects on its own") {
+  policy_guard guard;
+  reset();
+  nested_work(10'000);  // the parent's drain thread is running now
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    nested_work(10'000);
+    const report r = collect();
+    const bool ok = flat(r, "drain outer") != nullptr && flat(r, "drain outer")->calls == 20'000 &&
+                    r.counts().recorded == 80'000;
+    std::_Exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(collect().counts().recorded == 40'000);
+}
+#endif
