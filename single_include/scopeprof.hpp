@@ -2969,6 +2969,18 @@ class thread_fold {
     ++here.count;
   }
 
+  /// reset(): a finished scope that is forgotten. Only what its open ancestors need is kept (the time of
+  /// their children, for their self time), at a few ns a scope. May throw (out of memory).
+  void skip(const fold_input& r) {
+    const std::size_t d = r.depth;
+    ensure_depth(d + 1);
+    levels_[d + 1].reset();
+    level& here = levels_[d];
+    if (d != 0 && here.count == 0) here.first_begin = r.begin_ns;
+    here.child_total += r.end_ns - r.begin_ns;
+    ++here.count;
+  }
+
   /// Scopes that ended under a scope whose record never came (it was dropped): counted at the root.
   std::uint64_t orphans() const noexcept { return orphans_; }
 
@@ -3472,7 +3484,7 @@ struct drain_state {
   std::uint64_t step_end = 0;        // ... and of mark B + 1 (0: not seen yet)
   std::uint64_t passes = 0;          // drain passes run
   std::uint64_t background_passes = 0;
-  std::uint64_t folded_total = 0;    // records folded by all passes (not reset)
+  std::uint64_t folded_total = 0;    // records passed over: folded, or forgotten by reset() (never reset)
   std::uint64_t pass_ns_total = 0;   // steady-clock time spent in passes
   std::uint64_t pass_ns_max = 0;
 };
@@ -3519,14 +3531,26 @@ inline void keep_in_timeline(drain_state& d, const registry& r, thread_drain& td
   ++d.kept;
 }
 
+/// What a pass does with the records it reads: fold them, or (reset()) only keep the structure open
+/// scopes need and forget them.
+enum class pass_kind : std::uint8_t { fold, forget };
+
 /// Fold one thread's records [td.folded, to) and hand the chunks that hold only folded records back.
 /// Returns true when a chunk went back.
-inline bool drain_thread(registry& r, drain_state& d, const thread_view& t) {
+inline bool drain_thread(registry& r, drain_state& d, const thread_view& t, pass_kind kind) {
   thread_drain& td = d.threads[t.buffer];
   thread_buffer& b = *t.buffer;
   const std::uint64_t to = t.counters.recorded;
   const std::uint64_t from = (std::max)(td.folded, b.records.floor);
-  if (from < to) {
+  if (from < to && kind == pass_kind::forget) {
+    try {
+      b.records.for_each(from, to, [&](std::uint64_t, const record& rec) {
+        td.fold.skip({rec.site, rec.depth, static_cast<std::int64_t>(rec.begin_ticks), static_cast<std::int64_t>(rec.end_ticks)});
+      });
+    } catch (...) {
+      // out of memory for a deeper level: open scopes' self times may count those children as their own
+    }
+  } else if (from < to) {
     b.records.for_each(from, to, [&](std::uint64_t i, const record& rec) {
       try {
         td.fold.add({rec.site, rec.depth, static_cast<std::int64_t>(rec.begin_ticks), static_cast<std::int64_t>(rec.end_ticks)},
@@ -3548,11 +3572,11 @@ inline bool drain_thread(registry& r, drain_state& d, const thread_view& t) {
 }
 
 /// One pass over the threads of `view` (read under collect_mu just before). Under collect_mu.
-inline void drain_pass(registry& r, drain_state& d, const registry_view& view) {
+inline void drain_pass(registry& r, drain_state& d, const registry_view& view, pass_kind kind = pass_kind::fold) {
   const auto start = std::chrono::steady_clock::now();
   if (d.policy.mode == trace_mode::steps) scan_step_marks(d, view);
   bool freed = false;
-  for (const thread_view& t : view.threads) freed |= drain_thread(r, d, t);
+  for (const thread_view& t : view.threads) freed |= drain_thread(r, d, t, kind);
   ++d.passes;
   const auto ns = static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
@@ -10726,7 +10750,9 @@ SCOPEPROF_API void reset() noexcept {
   try {
     std::lock_guard<std::mutex> serial(r.collect_mu);
     const registry_view view = view_registry(r);
-    drain_pass(r, the_drain(), view);  // what is forgotten below was folded: open scopes' self times stay right
+    // What is forgotten below is not folded, but open scopes keep their children's time (self times stay
+    // right when they end).
+    drain_pass(r, the_drain(), view, pass_kind::forget);
     {
       std::lock_guard<std::mutex> lock(r.mu);
       r.unattached_floor = r.unattached_drops.load(std::memory_order_relaxed);

@@ -347,3 +347,24 @@ TEST_CASE("drain: after fork() the child records, folds and collects on its own"
   CHECK(collect().counts().recorded == 40'000);
 }
 #endif
+
+TEST_CASE("drain: reset() inside a scope forgets its children but not their time (timeline off)") {
+  policy_guard guard;
+  reset();
+  REQUIRE(set_trace_policy("off"));
+  {
+    PROF_SCOPE("drain parent");
+    for (int i = 0; i < 3; ++i) {
+      PROF_SCOPE("drain child");
+      spin_ns(2'000'000);
+    }
+    reset();  // forgets the children; the parent is still open
+  }
+  const report r = collect();
+  REQUIRE(flat(r, "drain parent") != nullptr);
+  CHECK(flat(r, "drain child") == nullptr);
+  const flat_row& p = *flat(r, "drain parent");
+  CHECK(p.calls == 1);
+  CHECK(p.host_total_ns >= 6'000'000);
+  CHECK(p.host_self_ns < p.host_total_ns - 5'000'000);  // the children's 6 ms are not its own
+}

@@ -170,6 +170,18 @@ class thread_fold {
     ++here.count;
   }
 
+  /// reset(): a finished scope that is forgotten. Only what its open ancestors need is kept (the time of
+  /// their children, for their self time), at a few ns a scope. May throw (out of memory).
+  void skip(const fold_input& r) {
+    const std::size_t d = r.depth;
+    ensure_depth(d + 1);
+    levels_[d + 1].reset();
+    level& here = levels_[d];
+    if (d != 0 && here.count == 0) here.first_begin = r.begin_ns;
+    here.child_total += r.end_ns - r.begin_ns;
+    ++here.count;
+  }
+
   /// Scopes that ended under a scope whose record never came (it was dropped): counted at the root.
   std::uint64_t orphans() const noexcept { return orphans_; }
 

@@ -349,7 +349,9 @@ SCOPEPROF_API void reset() noexcept {
   try {
     std::lock_guard<std::mutex> serial(r.collect_mu);
     const registry_view view = view_registry(r);
-    drain_pass(r, the_drain(), view);  // what is forgotten below was folded: open scopes' self times stay right
+    // What is forgotten below is not folded, but open scopes keep their children's time (self times stay
+    // right when they end).
+    drain_pass(r, the_drain(), view, pass_kind::forget);
     {
       std::lock_guard<std::mutex> lock(r.mu);
       r.unattached_floor = r.unattached_drops.load(std::memory_order_relaxed);
