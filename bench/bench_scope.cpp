@@ -257,16 +257,18 @@ std::string own_directory(const char* argv0) {
 
 // Run a sibling executable with the same benchmark flags; forward its output, keep its results.
 // Returns false when it is missing or failed.
-bool run_sibling(const std::string& dir, const char* name, const std::vector<std::string>& args, results& out) {
+// `drain`: with the background drain thread folding alongside (rows keyed "drain/...").
+bool run_sibling(const std::string& dir, const char* name, const std::vector<std::string>& args, results& out,
+                 bool drain = false) {
   const std::string exe = dir + "/" + name;
   if (access(exe.c_str(), X_OK) != 0) {
     std::printf("\n(%s not found next to this program: its rows are n/a)\n", name);
     return false;
   }
-  std::string cmd = shell_quote(exe) + " --scopeprof_child";
+  std::string cmd = shell_quote(exe) + " --scopeprof_child" + (drain ? " --scopeprof_drain" : "");
   for (const auto& a : args) cmd += " " + shell_quote(a);
   cmd += " 2>&1";
-  std::printf("\n==== %s ====\n", name);
+  std::printf("\n==== %s%s ====\n", name, drain ? " (background drain thread on)" : "");
   std::fflush(stdout);
   FILE* p = popen(cmd.c_str(), "r");
   if (p == nullptr) return false;
@@ -369,24 +371,33 @@ void print_summary(const results& r, const char* counter_name) {
   s.row("PROF_SCOPE runtime-disabled (set_enabled(false))", "nvtx/prof_scope_runtime_disabled");
   s.row("PROF_SCOPE runtime-disabled, host-only build", "host/prof_scope_runtime_disabled");
   s.row("PROF_SCOPE compiled out (SCOPEPROF_DISABLE)", "off/prof_scope");
+  s.row("2 counter reads, drain thread on", "drain/counter_x2");
+  s.row("PROF_SCOPE host only, drain thread folding alongside", "drain/prof_scope");
   std::printf("\n  goals (ratios from medians of one process; 'net' subtracts that process's empty loop)\n");
   s.ratio("host-only PROF_SCOPE / 2 counter reads [host]", "host/prof_scope", "host/counter_x2", 1.2);
   s.ratio("NVTX PROF_SCOPE / (2 counter reads + nvtx3::scoped_range) [nvtx]", "nvtx/prof_scope",
           "nvtx/counter_x2_nvtx3", 1.5);
   s.difference("NVTX PROF_SCOPE - host-only PROF_SCOPE [nvtx - host]", "nvtx/prof_scope", "host/prof_scope", 3.0);
   s.absolute("runtime-disabled PROF_SCOPE [nvtx]", "nvtx/prof_scope_runtime_disabled", 2.0);
+  std::printf("\n  the drain thread's effect on a thread making scopes back to back (it folds each one on another\n"
+              "  core; a sibling hyperthread shares the core's resources with the scope thread)\n");
+  s.ratio("host-only PROF_SCOPE, drain on / 2 counter reads [drain]", "drain/prof_scope", "drain/counter_x2", 1.5);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   // Our own flag, then defaults for repetitions, then Google Benchmark's flags.
-  bool child = false;
+  bool child = false, drain = false;
   std::vector<std::string> passthrough;  // the user's benchmark flags, for the siblings
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--scopeprof_child") == 0) child = true;
+    else if (std::strcmp(argv[i], "--scopeprof_drain") == 0) drain = true;
     else passthrough.emplace_back(argv[i]);
   }
+  // The goal rows time the scope's own path: the background drain thread (which folds every scope on
+  // another core) is off, read at the first scope below; the [drain] rows turn it on.
+  setenv("SCOPEPROF_DRAIN", drain ? "1" : "0", 1);
   std::vector<std::string> args{argv[0]};
   args.insert(args.end(), passthrough.begin(), passthrough.end());
   if (!has_flag(passthrough, "--benchmark_repetitions")) args.emplace_back("--benchmark_repetitions=5");
@@ -437,7 +448,7 @@ int main(int argc, char** argv) {
 #endif
 
   results res;
-  capture_reporter reporter(res, std::string(kVariant) + "/",
+  capture_reporter reporter(res, std::string(drain ? "drain" : kVariant) + "/",
                             isatty(STDOUT_FILENO) ? benchmark::ConsoleReporter::OO_Defaults
                                                   : benchmark::ConsoleReporter::OO_Tabular);
   benchmark::RunSpecifiedBenchmarks(&reporter);
@@ -454,6 +465,9 @@ int main(int argc, char** argv) {
   const std::string dir = own_directory(argv[0]);
   ok = run_sibling(dir, "scopeprof_bench_host", passthrough, res) && ok;
   ok = run_sibling(dir, "scopeprof_bench_off", passthrough, res) && ok;
+  std::vector<std::string> drain_args = passthrough;
+  if (!has_flag(drain_args, "--benchmark_filter")) drain_args.emplace_back("--benchmark_filter=^(empty_loop|counter_x2|prof_scope)$");
+  ok = run_sibling(dir, "scopeprof_bench_host", drain_args, res, true) && ok;
   print_summary(res, counter_name);
   std::fflush(stdout);
   return ok ? 0 : 1;
