@@ -1796,7 +1796,11 @@ SCOPEPROF_NAMESPACE_END
 //   SCOPEPROF_REPORT=stderr|stdout|PATH   report at normal exit: .csv CSV, .trace.json Chrome trace,
 //                                 .json JSON, anything else the text tables
 //   SCOPEPROF_CLOCK=auto|tsc|steady|cntvct   host clock (default auto: hardware counter where safe)
-//   SCOPEPROF_MAX_RECORDS=N       cap on records held in memory (default 4194304, 24 bytes each)
+//   SCOPEPROF_MAX_RECORDS=N       cap on records waiting to be folded, and on an `all` timeline (default 4194304)
+//   SCOPEPROF_TRACE=all|off|last:N|steps:A-B   which scopes the timeline keeps (the tables count them all)
+//   SCOPEPROF_DRAIN=0|1           the background drain thread that folds scopes as the run goes (default 1)
+//   SCOPEPROF_DUMP_SIGNAL=USR1|USR2|N   that signal writes dump_trace(SCOPEPROF_DUMP_PATH) (default: none)
+//   SCOPEPROF_DUMP_PATH=PATTERN   where (default scopeprof-%p-%n.trace.json: %p process id, %n dump number)
 //   SCOPEPROF_DEVICE=0|1          device timing from CUDA events (CUDA builds; default 1)
 //   SCOPEPROF_DEVICE_SAMPLE=N     device-time every Nth entry of each call site (default 1: every entry)
 //   SCOPEPROF_DEVICE_WAIT_MS=N    longest collect() waits for a stream's newest event (default 5000)
@@ -1827,6 +1831,12 @@ SCOPEPROF_API void set_max_records(std::uint64_t n) noexcept;
 /// handled by the previous setting; what the previous timeline held is left out of the new one. Returns
 /// false (and changes nothing) on a value it does not understand.
 SCOPEPROF_API bool set_trace_policy(std::string_view policy) noexcept;
+
+/// @brief Write the report so far, timeline included, to `path` now: collect() and write, nothing reset.
+/// The format comes from the suffix as for SCOPEPROF_REPORT (.speedscope.json, .html, .csv, .json; .gz
+/// after any of them), and any other path gets a Chrome trace. With SCOPEPROF_TRACE=last:N this is the
+/// flight recorder's dump. SCOPEPROF_DUMP_SIGNAL=USR1 makes the program call it from outside.
+SCOPEPROF_API write_result dump_trace(std::string_view path) noexcept;
 
 /// @brief Device-time every Nth entry of every call site (0: host time only, 1: every entry).
 /// Applies to sites already seen and to new ones, and replaces every per-name setting. CUDA builds;
@@ -3453,8 +3463,13 @@ SCOPEPROF_NAMESPACE_END
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <string>
 #include <unordered_map>
 #include <vector>
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <unistd.h>  // getpid (dump file names)
+#endif
 
 SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
@@ -3492,6 +3507,31 @@ struct drain_state {
 /// The process's drain state: created on first use, never destroyed (the drain thread may still run
 /// while static objects are destroyed at exit).
 SCOPEPROF_API drain_state& the_drain();
+
+/// SCOPEPROF_DUMP_SIGNAL (impl/dump_signal.hpp): install the signal `name` (USR1, USR2 or a number) that
+/// makes the drain thread write dump_trace(pattern with %p and %n expanded). False, with a warning, when
+/// it cannot be served.
+SCOPEPROF_API bool install_dump_signal(const std::string& name, const std::string& pattern) noexcept;
+
+/// The file name for dump number `n`: %p the process id, %n the number, %% a percent sign.
+inline std::string dump_path(const std::string& pattern, std::uint64_t n) {
+  std::string out;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '%' || i + 1 == pattern.size()) {
+      out += pattern[i];
+      continue;
+    }
+    const char c = pattern[++i];
+#if defined(__unix__) || defined(__APPLE__)
+    if (c == 'p') out += std::to_string(static_cast<long long>(::getpid()));
+    else
+#endif
+    if (c == 'n') out += std::to_string(n);
+    else if (c == '%') out += '%';
+    else (out += '%') += c;
+  }
+  return out;
+}
 
 /// steps:A-B: find the marks that open and close the window among those published since the last pass.
 inline void scan_step_marks(drain_state& d, const registry_view& view) {
@@ -3658,6 +3698,140 @@ inline void forget_drained(drain_state& d, const std::vector<thread_buffer*>& go
 }  // namespace detail
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/detail/drain.hpp ----
+// ---- begin scopeprof/impl/dump_signal.hpp ----
+// scopeprof: SCOPEPROF_DUMP_SIGNAL: a signal sent to the program writes the report so far, timeline
+// included (dump_trace()), from outside, e.g. `kill -USR1 <pid>` on a job that seems stuck.
+//
+// The handler only counts the request (one lock-free atomic add: async-signal-safe); the background drain
+// thread, which wakes at least every 10 ms, writes the file outside any signal context. So the signal
+// needs the drain thread: with SCOPEPROF_DRAIN=0 it is not installed, and neither is it when the program
+// already handles that signal (scopeprof never replaces a handler). Files go to SCOPEPROF_DUMP_PATH
+// (default scopeprof-%p-%n.trace.json: %p the process id, %n the dump's number from 1; the format from the
+// suffix, as for dump_trace()).
+
+
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <signal.h>
+#include <unistd.h>
+#define SCOPEPROF_HAS_DUMP_SIGNAL 1
+#else
+#define SCOPEPROF_HAS_DUMP_SIGNAL 0
+#endif
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// Dump requests counted by the signal handler; served ones by the drain thread.
+inline std::atomic<std::uint64_t> g_dump_requests{0};
+
+struct dump_settings {
+  std::mutex mu;                 // the pattern and the counters below (the drain thread and installers)
+  std::string pattern;           // empty: no signal installed
+  std::uint64_t served = 0;      // requests answered
+  std::uint64_t written = 0;     // files numbered so far (%n)
+};
+
+inline dump_settings& the_dump_settings() {
+  static dump_settings* s = new dump_settings();  // never destroyed: the drain thread may run at exit
+  return *s;
+}
+
+#if SCOPEPROF_HAS_DUMP_SIGNAL
+inline void on_dump_signal(int) { g_dump_requests.fetch_add(1, std::memory_order_relaxed); }
+
+/// USR1, SIGUSR1, USR2, SIGUSR2 (any case) or a signal number; 0 when not understood.
+inline int parse_dump_signal(std::string name) {
+  for (char& c : name) c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+  if (name.rfind("SIG", 0) == 0) name = name.substr(3);
+  if (name == "USR1") return SIGUSR1;
+  if (name == "USR2") return SIGUSR2;
+  if (name.empty() || name.size() > 3 || name.find_first_not_of("0123456789") != std::string::npos) return 0;
+  const int n = std::atoi(name.c_str());
+  return n > 0 && n != SIGKILL && n != SIGSTOP ? n : 0;
+}
+#endif
+
+/// Install the dump signal `name` (SCOPEPROF_DUMP_SIGNAL) writing to `pattern`. False, with a warning, when
+/// it cannot be served; never replaces a handler the program installed.
+SCOPEPROF_API bool install_dump_signal(const std::string& name, const std::string& pattern) noexcept {
+  const std::string what = "SCOPEPROF_DUMP_SIGNAL=" + name + ": ";
+#if SCOPEPROF_HAS_DUMP_SIGNAL
+  try {
+    const int signo = parse_dump_signal(name);
+    if (signo == 0) {
+      warn(what + "ignored: expected USR1, USR2 or a signal number");
+      return false;
+    }
+    registry& r = the_registry();
+    start_drain_thread();
+    if (r.drain_thread.load(std::memory_order_acquire) != drain_running) {
+      warn(what + "ignored: the dump is written by the background drain thread, which is off (SCOPEPROF_DRAIN=0) "
+                  "or could not start");
+      return false;
+    }
+    struct sigaction old {};
+    if (::sigaction(signo, nullptr, &old) != 0) {
+      warn(what + "ignored: sigaction failed");
+      return false;
+    }
+    if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler != SIG_DFL && old.sa_handler != &on_dump_signal) {
+      warn(what + "ignored: the program handles that signal already");
+      return false;
+    }
+    {
+      dump_settings& s = the_dump_settings();
+      std::lock_guard<std::mutex> lock(s.mu);
+      s.pattern = pattern.empty() ? "scopeprof-%p-%n.trace.json" : pattern;
+      s.served = g_dump_requests.load(std::memory_order_relaxed);
+    }
+    struct sigaction act {};
+    act.sa_handler = &on_dump_signal;
+    sigemptyset(&act.sa_mask);
+    act.sa_flags = SA_RESTART;
+    if (::sigaction(signo, &act, nullptr) != 0) {
+      warn(what + "ignored: sigaction failed");
+      return false;
+    }
+    return true;
+  } catch (...) {
+    warn(what + "ignored: out of memory");
+    return false;
+  }
+#else
+  (void)pattern;
+  warn(what + "ignored: signals are not supported on this platform");
+  return false;
+#endif
+}
+
+/// Called by the drain thread between passes (no lock held): write one file for the requests since the
+/// last call, if any.
+inline void serve_dump_requests() noexcept {
+  const std::uint64_t requests = g_dump_requests.load(std::memory_order_relaxed);
+  std::string path;
+  try {
+    dump_settings& s = the_dump_settings();
+    std::lock_guard<std::mutex> lock(s.mu);
+    if (s.pattern.empty() || requests == s.served) return;
+    s.served = requests;
+    path = dump_path(s.pattern, ++s.written);
+  } catch (...) {
+    return;
+  }
+  const write_result res = dump_trace(path);
+  if (res) std::fprintf(stderr, "scopeprof: wrote %s (SCOPEPROF_DUMP_SIGNAL)\n", path.c_str());
+  else warn("SCOPEPROF_DUMP_SIGNAL: " + res.message());
+}
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/impl/dump_signal.hpp ----
 
 #include <atomic>
 #include <chrono>
@@ -3712,6 +3886,7 @@ inline void drain_loop() noexcept {
   while (r.drain_thread.load(std::memory_order_acquire) == drain_running) {
     std::this_thread::sleep_for(period);
     period = background_pass(r) >= drain_busy_records ? drain_period_busy : drain_period_idle;
+    serve_dump_requests();
   }
 }
 
@@ -10473,6 +10648,8 @@ SCOPEPROF_API void initialise() noexcept {
       the_devices().wait_ms = parse_count("SCOPEPROF_DEVICE_WAIT_MS", env_string("SCOPEPROF_DEVICE_WAIT_MS"), 5000);
 #endif
       configure_drain(r);
+      const std::string dump_signal = env_string("SCOPEPROF_DUMP_SIGNAL");
+      if (!dump_signal.empty()) install_dump_signal(dump_signal, env_string("SCOPEPROF_DUMP_PATH"));
       r.clock_start = read_anchor();
       nvtx_initialize();
       r.report_target = env_string("SCOPEPROF_REPORT");
@@ -10790,7 +10967,8 @@ inline bool ends_with(const std::string& s, const char* suffix) {
 
 /// The report at exit into a file: the format from the suffix (before a ".gz", which asks for gzip).
 /// Without zlib a ".gz" target is written uncompressed, without the ".gz", after one warning.
-inline write_result write_exit_report(const report& rep, const std::string& target) {
+/// `trace_otherwise`: a path with no known suffix gets a Chrome trace (dump_trace()), else the text tables.
+inline write_result write_exit_report(const report& rep, const std::string& target, bool trace_otherwise = false) {
   const bool gz = gzip_path(target);
   const std::string plain = gz ? target.substr(0, target.size() - 3) : target;
   std::string path = target;
@@ -10806,6 +10984,7 @@ inline write_result write_exit_report(const report& rep, const std::string& targ
   if (ends_with(plain, ".speedscope.json")) return rep.write_speedscope(path);
   if (ends_with(plain, ".json")) return rep.write_json(path);
   if (ends_with(plain, ".html")) return rep.write_html(path);
+  if (trace_otherwise) return rep.write_chrome_trace(path);
   return write_to_path(path, "text report", [&rep](output_sink& sink) { sink.text() += rep.to_string(); });
 }
 
@@ -10835,6 +11014,18 @@ inline void report_at_exit() noexcept {
     warn("SCOPEPROF_REPORT: the report at exit failed (out of memory)");
   }
 }
+
+}  // namespace detail
+
+SCOPEPROF_API write_result dump_trace(std::string_view path) noexcept {
+  try {
+    return detail::write_exit_report(collect(), std::string(path), true);
+  } catch (...) {
+    return write_result::failure("scopeprof: cannot write " + std::string(path) + ": out of memory");
+  }
+}
+
+namespace detail {
 
 SCOPEPROF_API void rearm_exit_report() noexcept {
   registry& r = the_registry();

@@ -9,7 +9,11 @@
 //   SCOPEPROF_REPORT=stderr|stdout|PATH   report at normal exit: .csv CSV, .trace.json Chrome trace,
 //                                 .json JSON, anything else the text tables
 //   SCOPEPROF_CLOCK=auto|tsc|steady|cntvct   host clock (default auto: hardware counter where safe)
-//   SCOPEPROF_MAX_RECORDS=N       cap on records held in memory (default 4194304, 24 bytes each)
+//   SCOPEPROF_MAX_RECORDS=N       cap on records waiting to be folded, and on an `all` timeline (default 4194304)
+//   SCOPEPROF_TRACE=all|off|last:N|steps:A-B   which scopes the timeline keeps (the tables count them all)
+//   SCOPEPROF_DRAIN=0|1           the background drain thread that folds scopes as the run goes (default 1)
+//   SCOPEPROF_DUMP_SIGNAL=USR1|USR2|N   that signal writes dump_trace(SCOPEPROF_DUMP_PATH) (default: none)
+//   SCOPEPROF_DUMP_PATH=PATTERN   where (default scopeprof-%p-%n.trace.json: %p process id, %n dump number)
 //   SCOPEPROF_DEVICE=0|1          device timing from CUDA events (CUDA builds; default 1)
 //   SCOPEPROF_DEVICE_SAMPLE=N     device-time every Nth entry of each call site (default 1: every entry)
 //   SCOPEPROF_DEVICE_WAIT_MS=N    longest collect() waits for a stream's newest event (default 5000)
@@ -44,6 +48,12 @@ SCOPEPROF_API void set_max_records(std::uint64_t n) noexcept;
 /// handled by the previous setting; what the previous timeline held is left out of the new one. Returns
 /// false (and changes nothing) on a value it does not understand.
 SCOPEPROF_API bool set_trace_policy(std::string_view policy) noexcept;
+
+/// @brief Write the report so far, timeline included, to `path` now: collect() and write, nothing reset.
+/// The format comes from the suffix as for SCOPEPROF_REPORT (.speedscope.json, .html, .csv, .json; .gz
+/// after any of them), and any other path gets a Chrome trace. With SCOPEPROF_TRACE=last:N this is the
+/// flight recorder's dump. SCOPEPROF_DUMP_SIGNAL=USR1 makes the program call it from outside.
+SCOPEPROF_API write_result dump_trace(std::string_view path) noexcept;
 
 /// @brief Device-time every Nth entry of every call site (0: host time only, 1: every entry).
 /// Applies to sites already seen and to new ones, and replaces every per-name setting. CUDA builds;

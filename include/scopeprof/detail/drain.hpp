@@ -21,8 +21,13 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <string>
 #include <unordered_map>
 #include <vector>
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <unistd.h>  // getpid (dump file names)
+#endif
 
 SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
@@ -60,6 +65,31 @@ struct drain_state {
 /// The process's drain state: created on first use, never destroyed (the drain thread may still run
 /// while static objects are destroyed at exit).
 SCOPEPROF_API drain_state& the_drain();
+
+/// SCOPEPROF_DUMP_SIGNAL (impl/dump_signal.hpp): install the signal `name` (USR1, USR2 or a number) that
+/// makes the drain thread write dump_trace(pattern with %p and %n expanded). False, with a warning, when
+/// it cannot be served.
+SCOPEPROF_API bool install_dump_signal(const std::string& name, const std::string& pattern) noexcept;
+
+/// The file name for dump number `n`: %p the process id, %n the number, %% a percent sign.
+inline std::string dump_path(const std::string& pattern, std::uint64_t n) {
+  std::string out;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '%' || i + 1 == pattern.size()) {
+      out += pattern[i];
+      continue;
+    }
+    const char c = pattern[++i];
+#if defined(__unix__) || defined(__APPLE__)
+    if (c == 'p') out += std::to_string(static_cast<long long>(::getpid()));
+    else
+#endif
+    if (c == 'n') out += std::to_string(n);
+    else if (c == '%') out += '%';
+    else (out += '%') += c;
+  }
+  return out;
+}
 
 /// steps:A-B: find the marks that open and close the window among those published since the last pass.
 inline void scan_step_marks(drain_state& d, const registry_view& view) {

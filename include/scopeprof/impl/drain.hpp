@@ -14,6 +14,7 @@
 #include <scopeprof/detail/log.hpp>
 #include <scopeprof/detail/recorder.hpp>
 #include <scopeprof/detail/snapshot.hpp>
+#include <scopeprof/impl/dump_signal.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -68,6 +69,7 @@ inline void drain_loop() noexcept {
   while (r.drain_thread.load(std::memory_order_acquire) == drain_running) {
     std::this_thread::sleep_for(period);
     period = background_pass(r) >= drain_busy_records ? drain_period_busy : drain_period_idle;
+    serve_dump_requests();
   }
 }
 

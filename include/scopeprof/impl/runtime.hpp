@@ -72,6 +72,8 @@ SCOPEPROF_API void initialise() noexcept {
       the_devices().wait_ms = parse_count("SCOPEPROF_DEVICE_WAIT_MS", env_string("SCOPEPROF_DEVICE_WAIT_MS"), 5000);
 #endif
       configure_drain(r);
+      const std::string dump_signal = env_string("SCOPEPROF_DUMP_SIGNAL");
+      if (!dump_signal.empty()) install_dump_signal(dump_signal, env_string("SCOPEPROF_DUMP_PATH"));
       r.clock_start = read_anchor();
       nvtx_initialize();
       r.report_target = env_string("SCOPEPROF_REPORT");
@@ -389,7 +391,8 @@ inline bool ends_with(const std::string& s, const char* suffix) {
 
 /// The report at exit into a file: the format from the suffix (before a ".gz", which asks for gzip).
 /// Without zlib a ".gz" target is written uncompressed, without the ".gz", after one warning.
-inline write_result write_exit_report(const report& rep, const std::string& target) {
+/// `trace_otherwise`: a path with no known suffix gets a Chrome trace (dump_trace()), else the text tables.
+inline write_result write_exit_report(const report& rep, const std::string& target, bool trace_otherwise = false) {
   const bool gz = gzip_path(target);
   const std::string plain = gz ? target.substr(0, target.size() - 3) : target;
   std::string path = target;
@@ -405,6 +408,7 @@ inline write_result write_exit_report(const report& rep, const std::string& targ
   if (ends_with(plain, ".speedscope.json")) return rep.write_speedscope(path);
   if (ends_with(plain, ".json")) return rep.write_json(path);
   if (ends_with(plain, ".html")) return rep.write_html(path);
+  if (trace_otherwise) return rep.write_chrome_trace(path);
   return write_to_path(path, "text report", [&rep](output_sink& sink) { sink.text() += rep.to_string(); });
 }
 
@@ -434,6 +438,18 @@ inline void report_at_exit() noexcept {
     warn("SCOPEPROF_REPORT: the report at exit failed (out of memory)");
   }
 }
+
+}  // namespace detail
+
+SCOPEPROF_API write_result dump_trace(std::string_view path) noexcept {
+  try {
+    return detail::write_exit_report(collect(), std::string(path), true);
+  } catch (...) {
+    return write_result::failure("scopeprof: cannot write " + std::string(path) + ": out of memory");
+  }
+}
+
+namespace detail {
 
 SCOPEPROF_API void rearm_exit_report() noexcept {
   registry& r = the_registry();
