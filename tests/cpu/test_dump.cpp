@@ -10,6 +10,8 @@
 
 #include <chrono>
 #include <csignal>
+
+#include <signal.h>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -78,6 +80,16 @@ TEST_CASE("SCOPEPROF_DUMP_SIGNAL: a signal writes the dump from the drain thread
   const auto mine = [](int) {};
   std::signal(SIGUSR2, +mine);
   CHECK_FALSE(detail::install_dump_signal("usr2", dir / "x-%n.trace.json"));
+  std::signal(SIGUSR2, SIG_DFL);
+  struct sigaction info_handler {};  // an sa_sigaction handler is kept as well
+  info_handler.sa_sigaction = [](int, siginfo_t*, void*) {};
+  info_handler.sa_flags = SA_SIGINFO;
+  sigemptyset(&info_handler.sa_mask);
+  REQUIRE(::sigaction(SIGUSR2, &info_handler, nullptr) == 0);
+  CHECK_FALSE(detail::install_dump_signal("USR2", dir / "x-%n.trace.json"));
+  struct sigaction now {};
+  REQUIRE(::sigaction(SIGUSR2, nullptr, &now) == 0);
+  CHECK((now.sa_flags & SA_SIGINFO) != 0);
   std::signal(SIGUSR2, SIG_DFL);
   const bool installed = detail::install_dump_signal("SIGUSR1", dir / "dump-%n.trace.json");
   if (drain_thread_off()) {

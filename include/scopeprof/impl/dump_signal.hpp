@@ -85,7 +85,8 @@ SCOPEPROF_API bool install_dump_signal(const std::string& name, const std::strin
       warn(what + "ignored: sigaction failed");
       return false;
     }
-    if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler != SIG_DFL && old.sa_handler != &on_dump_signal) {
+    const bool theirs = (old.sa_flags & SA_SIGINFO) != 0 || (old.sa_handler != SIG_DFL && old.sa_handler != &on_dump_signal);
+    if (theirs) {  // a handler, or SIG_IGN: the program decided what that signal does
       warn(what + "ignored: the program handles that signal already");
       return false;
     }
