@@ -2,6 +2,7 @@
 // add up; exited threads keep their records; collect() and reset() racing with running scopes always
 // give well-formed reports.
 #include "output_check.hpp"
+#include "sanitizers.hpp"
 
 #include "internals.hpp"
 
@@ -15,13 +16,6 @@
 #include <thread>
 #include <vector>
 
-#if defined(__SANITIZE_THREAD__)
-#define SPTEST_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define SPTEST_TSAN 1
-#endif
-#endif
 
 namespace {
 
@@ -155,7 +149,7 @@ TEST_CASE("collect() and reset() racing with running scopes give consistent, wel
     });
   while (started.load() < thread_count) std::this_thread::yield();
 
-#if defined(SPTEST_TSAN)
+#if SPTEST_TSAN
   const auto time_budget = std::chrono::milliseconds(1500);
   const std::int64_t round_budget = 4'000;
 #else

@@ -3,6 +3,7 @@
 // fold agree with the tables built from the same records.
 #include "output_check.hpp"
 #include "process_stats.hpp"
+#include "sanitizers.hpp"
 
 #include "internals.hpp"
 
@@ -20,28 +21,6 @@
 #if defined(__unix__)
 #include <sys/wait.h>
 #include <unistd.h>
-#endif
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SPTEST_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SPTEST_SANITIZED 1
-#endif
-#endif
-#ifndef SPTEST_SANITIZED
-#define SPTEST_SANITIZED 0
-#endif
-// ThreadSanitizer ends a child of a multi-threaded fork() that starts a thread (die_after_fork).
-#if defined(__SANITIZE_THREAD__)
-#define SPTEST_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define SPTEST_TSAN 1
-#endif
-#endif
-#ifndef SPTEST_TSAN
-#define SPTEST_TSAN 0
 #endif
 
 namespace {
@@ -347,6 +326,7 @@ TEST_CASE("drain: the background thread folds without collect(), unless SCOPEPRO
   CHECK(read_drain_counters().background_passes > passes);
 }
 
+// ThreadSanitizer ends a child of a multi-threaded fork() that starts a thread (die_after_fork).
 #if defined(__unix__) && !SPTEST_TSAN
 TEST_CASE("drain: after fork() the child records, folds and collects on its own") {
   policy_guard guard;
