@@ -1799,6 +1799,8 @@ SCOPEPROF_NAMESPACE_END
 //   SCOPEPROF_MAX_RECORDS=N       cap on records waiting to be folded, and on an `all` timeline (default 4194304)
 //   SCOPEPROF_TRACE=all|off|last:N|steps:A-B   which scopes the timeline keeps (the tables count them all)
 //   SCOPEPROF_DRAIN=0|1           the background drain thread that folds scopes as the run goes (default 1)
+//   SCOPEPROF_REPORT_EVERY=10s|500ms|2min|100steps   append each interval's tables as a JSON line (default off)
+//   SCOPEPROF_REPORT_EVERY_PATH=PATH   where (default: beside SCOPEPROF_REPORT, NAME.intervals.jsonl)
 //   SCOPEPROF_DUMP_SIGNAL=USR1|USR2|N   that signal writes dump_trace(SCOPEPROF_DUMP_PATH) (default: none)
 //   SCOPEPROF_DUMP_PATH=PATTERN   where (default scopeprof-%p-%n.trace.json: %p process id, %n dump number)
 //   SCOPEPROF_DEVICE=0|1          device timing from CUDA events (CUDA builds; default 1)
@@ -1837,6 +1839,14 @@ SCOPEPROF_API bool set_trace_policy(std::string_view policy) noexcept;
 /// after any of them), and any other path gets a Chrome trace. With SCOPEPROF_TRACE=last:N this is the
 /// flight recorder's dump. SCOPEPROF_DUMP_SIGNAL=USR1 makes the program call it from outside.
 SCOPEPROF_API write_result dump_trace(std::string_view path) noexcept;
+
+/// @brief Append the tables of each interval of the run to a JSON Lines file as it goes, as
+/// SCOPEPROF_REPORT_EVERY does: `every` is "10s", "500ms", "2min", "100steps" (steps of next_step()) or
+/// "off"; `path` is the file ("" for the default, beside SCOPEPROF_REPORT; %p is the process id). A scope
+/// is in the interval in which its outermost scope ended, so the lines add up to the run's tables. The
+/// interval under way when this is called goes into the tables without a line. Returns false (and changes
+/// nothing) on a value it does not understand.
+SCOPEPROF_API bool set_report_every(std::string_view every, std::string_view path = {}) noexcept;
 
 /// @brief Device-time every Nth entry of every call site (0: host time only, 1: every entry).
 /// Applies to sites already seen and to new ones, and replaces every per-name setting. CUDA builds;
@@ -3034,6 +3044,141 @@ class thread_fold {
 }  // namespace detail
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/detail/call_path_fold.hpp ----
+// ---- begin scopeprof/detail/intervals.hpp ----
+// scopeprof: interval aggregates (SCOPEPROF_REPORT_EVERY=<N>s|<N>ms|<N>steps): the tables of each interval
+// of a running job, appended as one JSON line per interval, so the job can be watched and plotted while it
+// runs. This header holds the interval's state and decides, at each drain pass, where the interval ends;
+// impl/intervals.hpp writes the lines.
+//
+// Where a scope goes. The drain folds a scope's whole call tree when its outermost scope ends, so a scope
+// belongs to the interval in which its outermost scope ended. Intervals end at host counter values (cuts):
+// every multiple of the period after the setting (seconds), or the mark of step A + k*N (steps, A being
+// the next step when it was set). A pass first finds the cuts it has passed (drain.hpp), then folds each
+// outermost scope into the part its end time falls in: [0] the interval under way, [k] the one after the
+// k-th cut. The closed parts are written as lines and added to the run's tables, and the last part goes on
+// as the interval under way. So the lines tile the run without gap or overlap, and add up to the tables.
+// (A scope of another thread that is being written at the very instant of a cut may land in the next line.)
+
+
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+enum class interval_unit : std::uint8_t { off, nanoseconds, steps };
+
+/// A parsed SCOPEPROF_REPORT_EVERY value.
+struct interval_every {
+  interval_unit unit = interval_unit::off;
+  std::uint64_t n = 0;  // ns or steps
+  std::string text = "off";
+};
+
+/// Parse "<N>s", "<N>ms", "<N>min", "<N>steps" (also "<N>step"), or "off"/"" (off). False, with `why`, for
+/// anything else; `out` is then unchanged.
+inline bool parse_interval_every(const std::string& value, interval_every& out, std::string& why) {
+  if (value.empty() || value == "off" || value == "0") {
+    out = interval_every{};
+    return true;
+  }
+  std::size_t digits = 0;
+  while (digits < value.size() && value[digits] >= '0' && value[digits] <= '9') ++digits;
+  const std::string unit = value.substr(digits);
+  std::uint64_t n = 0;
+  if (digits == 0 || digits > 12 || (n = std::strtoull(value.substr(0, digits).c_str(), nullptr, 10)) == 0) {
+    why = "expected a whole number from 1 followed by s, ms, min or steps, e.g. 10s or 100steps";
+    return false;
+  }
+  interval_every e;
+  e.text = value;
+  std::uint64_t scale = 1;
+  if (unit == "s") e.unit = interval_unit::nanoseconds, scale = 1'000'000'000ull;
+  else if (unit == "ms") e.unit = interval_unit::nanoseconds, scale = 1'000'000ull;
+  else if (unit == "min") e.unit = interval_unit::nanoseconds, scale = 60'000'000'000ull;
+  else if (unit == "steps" || unit == "step") e.unit = interval_unit::steps;
+  else {
+    why = "the unit must be s, ms, min or steps (e.g. 10s or 100steps)";
+    return false;
+  }
+  if (n > (std::numeric_limits<std::uint64_t>::max)() / scale / 2) {
+    why = "an interval too long to count";
+    return false;
+  }
+  e.n = n * scale;
+  if (e.unit == interval_unit::nanoseconds && e.n < 1'000'000ull) {
+    why = "an interval shorter than 1 ms";
+    return false;
+  }
+  out = e;
+  return true;
+}
+
+/// The interval file beside the report at exit: its path without the format's suffix, plus
+/// ".intervals.jsonl"; "scopeprof-%p.intervals.jsonl" when the report goes to no file.
+inline std::string default_interval_path(const std::string& report_target) {
+  const std::string fallback = "scopeprof-%p.intervals.jsonl";
+  if (report_target.empty() || report_target == "stderr" || report_target == "stdout") return fallback;
+  std::string base = report_target;
+  const auto strip = [&base](std::string_view suffix) {
+    if (base.size() > suffix.size() && base.compare(base.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      base.resize(base.size() - suffix.size());
+      return true;
+    }
+    return false;
+  };
+  strip(".gz");
+  for (std::string_view s : {".json", ".csv", ".txt", ".html"})
+    if (strip(s)) break;
+  if (!strip(".trace")) strip(".speedscope");
+  return base + ".intervals.jsonl";
+}
+
+/// One end of an interval found by a pass: the host counter value, and (steps) the mark's number.
+struct interval_cut {
+  std::uint64_t ticks = 0;
+  std::uint64_t step = 0;
+  std::int64_t ns = 0;  // seconds: the steady ns it stands for (0: from ticks)
+};
+
+/// The interval now being filled, and where the intervals a pass closes end. Under collect_mu.
+struct interval_state {
+  interval_every every;
+  std::string path;                 // the JSON lines file, %p for the process id ("" until set)
+  std::vector<path_tree> parts = std::vector<path_tree>(1);  // [0]: the interval under way; [k]: after cuts[k-1]
+  std::vector<interval_cut> cuts;   // this pass: where intervals end, ascending
+  std::uint64_t begin_ticks = 0;    // where the interval under way began (host counter)
+  std::uint64_t begin_step = 0;     // steps: the mark that opened it (its number)
+  std::int64_t begin_ns = 0;        // where it began, steady ns as the previous line's end was written
+  std::int64_t due_ns = 0;          // seconds: steady ns at which the interval under way ends
+  std::int64_t next_due_ns = 0;     // ... after this pass's cuts
+  bool final_line = false;          // this pass writes the last line (exit)
+  std::uint64_t lines = 0;          // interval lines written
+  std::uint64_t lines_failed = 0;   // lines that could not be written
+  bool warned = false;              // a write failure was reported
+
+  bool active() const noexcept { return every.unit != interval_unit::off; }
+
+  /// The part an outermost scope that ended at `end_ticks` is folded into, when intervals are on.
+  path_tree& target(std::uint64_t end_ticks) noexcept {
+    std::size_t k = 0;
+    while (k < cuts.size() && cuts[k].ticks <= end_ticks) ++k;
+    return parts[k];
+  }
+
+  /// reset(): forget the scopes of the interval so far (the boundaries stay).
+  void forget() noexcept {
+    for (path_tree& p : parts) p.clear();
+  }
+};
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/intervals.hpp ----
 // ---- begin scopeprof/detail/raw_snapshot.hpp ----
 // scopeprof: what collect() hands to the report builder: per-thread records already in nanoseconds, the
 // call sites, the counts, the evidence, and the CUPTI records. The recorder and the backends fill it;
@@ -3205,12 +3350,14 @@ struct registry_view {
   std::vector<thread_view> threads;
   std::vector<const site_info*> sites;  // never freed; their names never change after registration
   std::uint64_t unattached = 0;
+  std::uint64_t ticks = 0;  // the host counter just before any count was read: every record ending later is not in the view
 };
 
 /// Copy the lists (registry mutex held only for the copy) and each thread's chunk list (its own mutex).
 /// Counters are read before the chunk list: a chunk is added before any record in it is published.
 inline registry_view view_registry(registry& r) {
   registry_view v;
+  v.ticks = read_ticks();
   {
     std::lock_guard<std::mutex> lock(r.mu);
     v.sites.reserve(r.sites.size());
@@ -3463,6 +3610,7 @@ SCOPEPROF_NAMESPACE_END
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -3483,13 +3631,16 @@ struct thread_drain {
   thread_fold fold;
   std::uint64_t folded = 0;       // log index of the next record to fold
   std::uint64_t step_cursor = 0;  // next step mark to look at (steps:A-B)
+  std::uint64_t interval_cursor = 0;  // ... for SCOPEPROF_REPORT_EVERY=<N>steps
   record_store kept;              // the timeline's records of this thread (all, steps:A-B)
 };
 
 /// The drain's state, process-wide; under collect_mu.
 struct drain_state {
   trace_policy policy;
-  path_tree tree;  // every folded scope whose path is complete, host durations in ticks
+  path_tree tree;  // every folded scope whose path is complete, host durations in ticks (with intervals
+                   // on: those of the intervals already written)
+  interval_state intervals;  // SCOPEPROF_REPORT_EVERY
   std::unordered_map<const thread_buffer*, thread_drain> threads;
   record_ring ring;                  // last:N
   std::uint64_t kept = 0;            // records the timeline holds
@@ -3512,6 +3663,10 @@ SCOPEPROF_API drain_state& the_drain();
 /// makes the drain thread write dump_trace(pattern with %p and %n expanded). False, with a warning, when
 /// it cannot be served.
 SCOPEPROF_API bool install_dump_signal(const std::string& name, const std::string& pattern) noexcept;
+
+/// SCOPEPROF_REPORT_EVERY (impl/intervals.hpp): write a line for each interval the pass just closed
+/// (d.intervals.cuts), add them to the run's tables and go on with the next. Under collect_mu.
+SCOPEPROF_API void close_intervals(registry& r, drain_state& d, const registry_view& view) noexcept;
 
 /// The file name for dump number `n`: %p the process id, %n the number, %% a percent sign.
 inline std::string dump_path(const std::string& pattern, std::uint64_t n) {
@@ -3545,6 +3700,47 @@ inline void scan_step_marks(drain_state& d, const registry_view& view) {
     });
     td.step_cursor = (std::max)(from, t.step_count);
   }
+}
+
+/// Cuts of a pass closing more intervals than this are merged (a pass hours late with 1 ms intervals).
+constexpr std::size_t max_interval_cuts = 4096;
+
+/// SCOPEPROF_REPORT_EVERY: where the intervals this pass closes end. Seconds: every multiple of the
+/// period reached by the view's time; steps: the marks of steps A + k*N published; at exit also the view's
+/// own time. Under collect_mu. May throw (out of memory).
+inline void plan_interval(const registry& r, drain_state& d, const registry_view& view) {
+  interval_state& iv = d.intervals;
+  iv.cuts.clear();
+  if (iv.every.unit == interval_unit::nanoseconds) {
+    const tick_converter conv = tick_converter::between(g_clock_kind, r.clock_start, read_anchor());
+    const std::int64_t now = conv.to_ns(view.ticks);
+    std::int64_t due = iv.due_ns;
+    for (; due <= now; due += static_cast<std::int64_t>(iv.every.n)) {
+      const double ticks = conv.kind == clock_kind::steady
+                               ? static_cast<double>(due)
+                               : static_cast<double>(conv.start.ticks) + static_cast<double>(due - conv.start.ns) / conv.ns_per_tick;
+      if (iv.cuts.size() == max_interval_cuts) iv.cuts.pop_back();
+      iv.cuts.push_back({static_cast<std::uint64_t>(ticks), 0, due});
+    }
+    iv.next_due_ns = due;
+  } else if (iv.every.unit == interval_unit::steps) {
+    const std::uint64_t first = iv.begin_step + iv.every.n;
+    for (const thread_view& t : view.threads) {
+      thread_drain& td = d.threads[t.buffer];
+      const std::uint64_t from = (std::max)(td.interval_cursor, t.step_floor);
+      chunked_log<step_mark>::for_each(t.step_chunks, from, t.step_count, [&](std::uint64_t, const step_mark& m) {
+        if (m.sequence >= first && (m.sequence - iv.begin_step) % iv.every.n == 0) iv.cuts.push_back({m.ticks, m.sequence});
+      });
+      td.interval_cursor = (std::max)(from, t.step_count);
+    }
+    std::sort(iv.cuts.begin(), iv.cuts.end(), [](const interval_cut& a, const interval_cut& b) { return a.step < b.step; });
+    for (std::size_t k = 1; k < iv.cuts.size(); ++k)  // marks of two threads read the counter out of order
+      iv.cuts[k].ticks = (std::max)(iv.cuts[k].ticks, iv.cuts[k - 1].ticks);
+    if (iv.cuts.size() > max_interval_cuts) iv.cuts.erase(iv.cuts.begin(), iv.cuts.end() - max_interval_cuts);
+  }
+  if (iv.final_line && (iv.cuts.empty() || iv.cuts.back().ticks < view.ticks))
+    iv.cuts.push_back({view.ticks, r.next_step.load(std::memory_order_relaxed), 0});
+  if (iv.parts.size() < iv.cuts.size() + 1) iv.parts.resize(iv.cuts.size() + 1);
 }
 
 /// Give one folded record to the timeline. May throw (out of memory).
@@ -3594,7 +3790,7 @@ inline bool drain_thread(registry& r, drain_state& d, const thread_view& t, pass
     b.records.for_each(from, to, [&](std::uint64_t i, const record& rec) {
       try {
         td.fold.add({rec.site, rec.depth, static_cast<std::int64_t>(rec.begin_ticks), static_cast<std::int64_t>(rec.end_ticks)},
-                    d.tree);
+                    d.intervals.active() ? d.intervals.target(rec.end_ticks) : d.tree);
         keep_in_timeline(d, r, td, t.buffer, i, rec);
       } catch (...) {
         ++d.fold_failed;  // counted in the report's warnings
@@ -3615,8 +3811,11 @@ inline bool drain_thread(registry& r, drain_state& d, const thread_view& t, pass
 inline void drain_pass(registry& r, drain_state& d, const registry_view& view, pass_kind kind = pass_kind::fold) {
   const auto start = std::chrono::steady_clock::now();
   if (d.policy.mode == trace_mode::steps) scan_step_marks(d, view);
+  const bool intervals = d.intervals.active() && kind == pass_kind::fold;
+  if (intervals) plan_interval(r, d, view);
   bool freed = false;
   for (const thread_view& t : view.threads) freed |= drain_thread(r, d, t, kind);
+  if (intervals && !d.intervals.cuts.empty()) close_intervals(r, d, view);
   ++d.passes;
   const auto ns = static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
@@ -3631,6 +3830,7 @@ inline void snapshot_fold(const drain_state& d, const registry_view& view, doubl
   out.present = true;
   out.ns_per_tick = ns_per_tick;
   out.tree = d.tree;
+  for (const path_tree& part : d.intervals.parts) out.tree.graft(part, path_tree::root);
   for (const thread_view& t : view.threads) {
     const auto it = d.threads.find(t.buffer);
     if (it == d.threads.end()) continue;
@@ -3686,6 +3886,7 @@ inline void read_timeline(const drain_state& d, const registry_view& view, const
 /// self times stay right) and the timeline. Threads in `gone` are forgotten altogether. Under collect_mu.
 inline void forget_drained(drain_state& d, const std::vector<thread_buffer*>& gone) noexcept {
   d.tree.clear();
+  d.intervals.forget();
   for (auto& [buffer, td] : d.threads) {
     td.kept.clear();
     td.fold.clear_statistics();
@@ -10597,6 +10798,289 @@ inline void for_each_backend(Fn&& fn) {
 }  // namespace detail
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/backends/backend_list.hpp ----
+// ---- begin scopeprof/impl/intervals.hpp ----
+// scopeprof: SCOPEPROF_REPORT_EVERY and set_report_every(): the interval lines (detail/intervals.hpp says
+// where each interval ends; format/interval_line.hpp is the line).
+//
+// Lines are written by whatever drain pass closes an interval: the background drain thread in the normal
+// case, collect() or set_trace_policy() otherwise, and one last line at exit for the interval under way.
+// Each line is one write() to a file opened for appending, so the lines of a forked child and its parent
+// never cut into each other. A file that cannot be written costs its lines (counted, warned once), never
+// the tables: the final report counts every scope whatever happened to the lines.
+
+// ---- begin scopeprof/format/interval_line.hpp ----
+// scopeprof: one line of the interval file (SCOPEPROF_REPORT_EVERY, docs/formats.md): the tables of one
+// interval of a running job as a single JSON object on a single line (JSON Lines), schema
+// "scopeprof-intervals/1". Its "tree" rows have the shape of the report's "tree" rows (format/json.hpp).
+
+
+#include <cstdint>
+#include <string>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// Where one interval lies and what it is.
+struct interval_line_info {
+  std::uint64_t sequence = 0;   // 1 for the first line a process writes
+  long long pid = 0;
+  std::string every;            // the setting, as given
+  std::int64_t begin_ns = 0;    // since the process's clock start
+  std::int64_t end_ns = 0;
+  std::int64_t end_unix_ns = 0;  // CLOCK_REALTIME at the end
+  bool steps = false;           // the interval is counted in steps:
+  std::uint64_t first_step = 0;  // ... the mark that opened it
+  std::uint64_t end_step = 0;    // ... the mark that closed it (the step that begins the next interval)
+  bool final_line = false;      // written at exit: the interval was cut short
+};
+
+/// The line for the interval whose tables are `rep` (ends with '\n').
+inline std::string interval_json_line(const report& rep, const interval_line_info& in) {
+  std::uint64_t scopes = 0;
+  for (const tree_row& t : rep.tree()) scopes += t.calls;
+  std::string out = "{\"schema\":\"scopeprof-intervals/1\",\"version\":\"" SCOPEPROF_VERSION_STRING "\",\"units\":\"ns\"";
+  out += ",\"sequence\":" + std::to_string(in.sequence) + ",\"pid\":" + std::to_string(in.pid) + ",\"every\":";
+  append_json_string(out, in.every);
+  out += ",\"begin\":" + std::to_string(in.begin_ns) + ",\"end\":" + std::to_string(in.end_ns) +
+         ",\"end_unix_ns\":" + std::to_string(in.end_unix_ns) + ",\"steps\":";
+  out += in.steps ? "{\"first\":" + std::to_string(in.first_step) + ",\"end\":" + std::to_string(in.end_step) + "}"
+                  : std::string("null");
+  out += in.final_line ? ",\"final\":true" : ",\"final\":false";
+  out += ",\"scopes\":" + std::to_string(scopes) + ",\"counts\":";
+  append_json_counts(out, rep.counts());
+  out += ",\"host_clock\":";
+  append_json_string(out, rep.sources().host);
+  out += ",\"quantiles\":{\"fields\":[\"median\",\"p90\",\"p99\"],\"relative_error\":\"1/129\"}";
+  out += ",\"device\":\"not in interval lines: host quantities only\",\"tree\":[";
+  for (std::size_t i = 0; i < rep.tree().size(); ++i) {
+    if (i) out += ',';
+    append_json_tree_row(out, rep.tree()[i], false);
+  }
+  out += "]}\n";
+  return out;
+}
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/format/interval_line.hpp ----
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <fcntl.h>
+#include <unistd.h>
+#define SCOPEPROF_HAS_POSIX_APPEND 1
+#else
+#define SCOPEPROF_HAS_POSIX_APPEND 0
+#endif
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// Append `text` to `path` in one write (POSIX: O_APPEND, so concurrent writers never interleave a line).
+/// Empty on success, else why not.
+inline std::string append_line(const std::string& path, const std::string& text) {
+#if SCOPEPROF_HAS_POSIX_APPEND
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return std::strerror(errno);
+  std::size_t done = 0;
+  std::string why;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      why = n < 0 ? std::strerror(errno) : "nothing written";
+      break;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::close(fd) != 0 && why.empty()) why = std::strerror(errno);
+  return why;
+#else
+  std::FILE* f = std::fopen(path.c_str(), "ab");
+  if (f == nullptr) return std::strerror(errno);
+  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  const bool closed = std::fclose(f) == 0;
+  return written && closed ? std::string() : std::string("write failed");
+#endif
+}
+
+/// The counts, sites and clock every line of a pass shares, and the report of one part of it.
+inline raw_snapshot interval_snapshot(const registry_view& view, const tick_converter& conv) {
+  raw_snapshot raw;
+  raw.sites.reserve(view.sites.size());
+  for (const site_info* s : view.sites) raw.sites.push_back({s->name, s->file, s->function, s->line});
+  for (const thread_view& tv : view.threads) {
+    const scope_counts c = describe_thread(tv).desc.counts;
+    raw.counts.entered += c.entered;
+    raw.counts.recorded += c.recorded;
+    raw.counts.dropped += c.dropped;
+    raw.counts.in_flight += c.in_flight;
+  }
+  raw.sources.host = to_string(g_clock_kind);
+  raw.folded.present = true;
+  raw.folded.ns_per_tick = conv.kind == clock_kind::steady ? 1.0 : conv.ns_per_tick;
+  return raw;
+}
+
+/// Write the line of part k (the interval that ends at cuts[k]); counts what failed.
+inline void write_interval(const registry& r, interval_state& iv, std::size_t k, const raw_snapshot& shared,
+                           const tick_converter& conv) noexcept {
+  std::string why;
+  try {
+    const interval_cut& end = iv.cuts[k];
+    interval_line_info info;
+    info.sequence = iv.lines + iv.lines_failed + 1;
+#if SCOPEPROF_HAS_POSIX_APPEND
+    info.pid = static_cast<long long>(::getpid());
+#endif
+    info.every = iv.every.text;
+    const std::int64_t end_ns = end.ns != 0 ? end.ns : conv.to_ns(end.ticks);
+    info.begin_ns = (k == 0 ? iv.begin_ns : (iv.cuts[k - 1].ns != 0 ? iv.cuts[k - 1].ns : conv.to_ns(iv.cuts[k - 1].ticks))) -
+                    r.clock_start.ns;
+    info.end_ns = end_ns - r.clock_start.ns;
+    const auto unix_now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                              std::chrono::system_clock::now().time_since_epoch()).count();
+    info.end_unix_ns = static_cast<std::int64_t>(unix_now) - (steady_now_ns() - end_ns);
+    info.steps = iv.every.unit == interval_unit::steps;
+    info.first_step = k == 0 ? iv.begin_step : iv.cuts[k - 1].step;
+    info.end_step = end.step;
+    info.final_line = iv.final_line && k + 1 == iv.cuts.size();
+    raw_snapshot raw = shared;
+    raw.folded.tree = iv.parts[k];
+    why = append_line(dump_path(iv.path, 0), interval_json_line(build_report(std::move(raw)), info));
+  } catch (...) {
+    why = "out of memory";
+  }
+  if (why.empty()) {
+    ++iv.lines;
+    return;
+  }
+  ++iv.lines_failed;
+  if (!iv.warned)
+    warn("SCOPEPROF_REPORT_EVERY: cannot write " + detail::quoted(iv.path) + " (" + why +
+         "): its interval lines are lost (counted), the tables are not");
+  iv.warned = true;
+}
+
+SCOPEPROF_API void close_intervals(registry& r, drain_state& d, const registry_view& view) noexcept {
+  interval_state& iv = d.intervals;
+  const tick_converter conv = tick_converter::between(g_clock_kind, r.clock_start, read_anchor());
+  raw_snapshot shared;
+  try {
+    shared = interval_snapshot(view, conv);
+  } catch (...) {
+  }
+  for (std::size_t k = 0; k < iv.cuts.size(); ++k) {
+    write_interval(r, iv, k, shared, conv);
+    try {
+      d.tree.graft(iv.parts[k], path_tree::root);
+    } catch (...) {
+      ++d.fold_failed;  // out of memory: some of the interval's paths are missing from the run's tables
+    }
+    iv.parts[k].clear();
+  }
+  const interval_cut last = iv.cuts.back();
+  std::swap(iv.parts[0], iv.parts[iv.cuts.size()]);
+  iv.begin_ticks = last.ticks;
+  iv.begin_ns = last.ns != 0 ? last.ns : conv.to_ns(last.ticks);
+  if (iv.every.unit == interval_unit::steps) iv.begin_step = last.step;
+  if (iv.every.unit == interval_unit::nanoseconds && !iv.final_line) iv.due_ns = iv.next_due_ns;
+  iv.cuts.clear();
+}
+
+/// At exit: one last line for the interval under way.
+inline void intervals_at_exit() noexcept {
+  try {
+    registry& r = the_registry();
+    std::lock_guard<std::mutex> serial(r.collect_mu);
+    drain_state& d = the_drain();
+    if (!d.intervals.active()) return;
+    d.intervals.final_line = true;
+    drain_pass(r, d, view_registry(r));
+    d.intervals.final_line = false;
+  } catch (...) {
+  }
+}
+
+/// Switch the interval lines to `every` (parsed) written to `path` ("" for the default). Under collect_mu.
+/// The interval under way so far is added to the run's tables without a line.
+inline void apply_report_every(registry& r, drain_state& d, const interval_every& every, const std::string& path) {
+  interval_state& iv = d.intervals;
+  for (path_tree& part : iv.parts) {
+    d.tree.graft(part, path_tree::root);
+    part.clear();
+  }
+  iv.every = every;
+  iv.path = path.empty() ? default_interval_path(r.report_target) : path;
+  const clock_anchor now = read_anchor();
+  iv.begin_ticks = now.ticks;
+  iv.begin_ns = now.ns;
+  iv.begin_step = r.next_step.load(std::memory_order_relaxed);
+  iv.due_ns = now.ns + static_cast<std::int64_t>(every.n);
+  iv.warned = false;
+  iv.lines = iv.lines_failed = 0;  // lines are numbered from 1 for each setting
+  if (!iv.active()) return;
+  static std::once_flag at_exit;
+  std::call_once(at_exit, [] { std::atexit(&intervals_at_exit); });
+  if (r.drain_thread.load(std::memory_order_acquire) == drain_off)
+    warn("SCOPEPROF_REPORT_EVERY=" + every.text +
+         ": the background drain thread is off (SCOPEPROF_DRAIN=0), so interval lines are written only when "
+         "collect() runs, and at exit");
+  else
+    start_drain_thread();
+}
+
+/// SCOPEPROF_REPORT_EVERY and SCOPEPROF_REPORT_EVERY_PATH, at start-up (after the clock's start and the
+/// report's target are known).
+inline void configure_intervals(registry& r) {
+  const std::string value = env_string("SCOPEPROF_REPORT_EVERY");
+  if (value.empty()) return;
+  interval_every every;
+  std::string why;
+  if (!parse_interval_every(lower(value), every, why)) {
+    warn("SCOPEPROF_REPORT_EVERY=" + detail::quoted(value) + " ignored (" + why + ")");
+    return;
+  }
+  std::lock_guard<std::mutex> serial(r.collect_mu);
+  apply_report_every(r, the_drain(), every, env_string("SCOPEPROF_REPORT_EVERY_PATH"));
+}
+
+}  // namespace detail
+
+SCOPEPROF_API bool set_report_every(std::string_view every, std::string_view path) noexcept {
+  using namespace detail;
+  initialise();
+  try {
+    const std::string value(every);
+    interval_every parsed;
+    std::string why;
+    if (!parse_interval_every(lower(value), parsed, why)) {
+      warn("set_report_every(" + detail::quoted(value) + ") ignored: " + why);
+      return false;
+    }
+    registry& r = the_registry();
+    std::lock_guard<std::mutex> serial(r.collect_mu);
+    drain_state& d = the_drain();
+    drain_pass(r, d, view_registry(r));  // what ended so far goes by the previous setting
+    apply_report_every(r, d, parsed, std::string(path));
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/impl/intervals.hpp ----
 
 #include <atomic>
 #include <chrono>
@@ -10655,6 +11139,7 @@ SCOPEPROF_API void initialise() noexcept {
       nvtx_initialize();
       r.report_target = env_string("SCOPEPROF_REPORT");
       if (!r.report_target.empty()) std::atexit(&report_at_exit);
+      configure_intervals(r);
       const bool cupti = parse_switch("SCOPEPROF_CUPTI", env_string("SCOPEPROF_CUPTI"), false);
 #if SCOPEPROF_WITH_CUPTI
       if (cupti) cupti_start();

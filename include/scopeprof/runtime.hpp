@@ -12,6 +12,8 @@
 //   SCOPEPROF_MAX_RECORDS=N       cap on records waiting to be folded, and on an `all` timeline (default 4194304)
 //   SCOPEPROF_TRACE=all|off|last:N|steps:A-B   which scopes the timeline keeps (the tables count them all)
 //   SCOPEPROF_DRAIN=0|1           the background drain thread that folds scopes as the run goes (default 1)
+//   SCOPEPROF_REPORT_EVERY=10s|500ms|2min|100steps   append each interval's tables as a JSON line (default off)
+//   SCOPEPROF_REPORT_EVERY_PATH=PATH   where (default: beside SCOPEPROF_REPORT, NAME.intervals.jsonl)
 //   SCOPEPROF_DUMP_SIGNAL=USR1|USR2|N   that signal writes dump_trace(SCOPEPROF_DUMP_PATH) (default: none)
 //   SCOPEPROF_DUMP_PATH=PATTERN   where (default scopeprof-%p-%n.trace.json: %p process id, %n dump number)
 //   SCOPEPROF_DEVICE=0|1          device timing from CUDA events (CUDA builds; default 1)
@@ -54,6 +56,14 @@ SCOPEPROF_API bool set_trace_policy(std::string_view policy) noexcept;
 /// after any of them), and any other path gets a Chrome trace. With SCOPEPROF_TRACE=last:N this is the
 /// flight recorder's dump. SCOPEPROF_DUMP_SIGNAL=USR1 makes the program call it from outside.
 SCOPEPROF_API write_result dump_trace(std::string_view path) noexcept;
+
+/// @brief Append the tables of each interval of the run to a JSON Lines file as it goes, as
+/// SCOPEPROF_REPORT_EVERY does: `every` is "10s", "500ms", "2min", "100steps" (steps of next_step()) or
+/// "off"; `path` is the file ("" for the default, beside SCOPEPROF_REPORT; %p is the process id). A scope
+/// is in the interval in which its outermost scope ended, so the lines add up to the run's tables. The
+/// interval under way when this is called goes into the tables without a line. Returns false (and changes
+/// nothing) on a value it does not understand.
+SCOPEPROF_API bool set_report_every(std::string_view every, std::string_view path = {}) noexcept;
 
 /// @brief Device-time every Nth entry of every call site (0: host time only, 1: every entry).
 /// Applies to sites already seen and to new ones, and replaces every per-name setting. CUDA builds;

@@ -11,6 +11,7 @@
 #include <scopeprof/detail/demangle.hpp>
 #include <scopeprof/detail/drain.hpp>
 #include <scopeprof/detail/env.hpp>
+#include <scopeprof/detail/intervals.hpp>
 #include <scopeprof/detail/raw_snapshot.hpp>
 #include <scopeprof/detail/report_builder.hpp>
 #include <scopeprof/detail/sink.hpp>

@@ -1,6 +1,7 @@
 // Environment parsing (runtime.hpp): valid values parse; a malformed one gives the default and exactly
 // one "scopeprof: warning:" line on stderr.
 #include "internals.hpp"
+#include "stderr_capture.hpp"
 
 #include <doctest/doctest.h>
 
@@ -14,43 +15,7 @@
 
 namespace {
 
-// Everything written to file descriptor 2 while it is alive.
-class stderr_capture {
- public:
-  stderr_capture() {
-    std::fflush(stderr);
-    file_ = std::tmpfile();
-    REQUIRE(file_ != nullptr);
-    saved_ = ::dup(2);
-    REQUIRE(saved_ >= 0);
-    REQUIRE(::dup2(::fileno(file_), 2) == 2);
-  }
-  ~stderr_capture() { restore(); }
-  std::string finish() {
-    restore();
-    std::string out;
-    std::rewind(file_);
-    char buf[4096];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, file_)) > 0) out.append(buf, n);
-    std::fclose(file_);
-    file_ = nullptr;
-    return out;
-  }
-  stderr_capture(const stderr_capture&) = delete;
-  stderr_capture& operator=(const stderr_capture&) = delete;
-
- private:
-  void restore() {
-    if (saved_ < 0) return;
-    std::fflush(stderr);
-    ::dup2(saved_, 2);
-    ::close(saved_);
-    saved_ = -1;
-  }
-  std::FILE* file_ = nullptr;
-  int saved_ = -1;
-};
+using sptest::stderr_capture;
 
 std::size_t count_lines(const std::string& s) {
   std::size_t n = 0;
@@ -201,6 +166,8 @@ TEST_CASE("parse_clock: auto, steady, tsc and cntvct; unknown or unavailable clo
 }
 
 namespace {
+
+using sptest::stderr_capture;
 std::uint32_t device_every_of(const char* name) {
   scopeprof::detail::registry& r = scopeprof::detail::the_registry();
   std::lock_guard<std::mutex> lock(r.mu);

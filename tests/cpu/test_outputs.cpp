@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -244,6 +245,22 @@ TEST_CASE("SCOPEPROF_REPORT writes the report when the program exits") {
     REQUIRE(doc.find("schema") != nullptr);
     CHECK(doc.find("counts")->find("recorded")->text == "2");
     check_flat_names(doc);
+  }
+  SUBCASE("SCOPEPROF_REPORT_EVERY: the interval lines beside the report, the last one written at exit") {
+    const auto c = run_child("at_exit", {"SCOPEPROF_REPORT=" + (dir / "r.json"), "SCOPEPROF_REPORT_EVERY=10min"}, dir);
+    CHECK(c.exit_code == 0);
+    CHECK_MESSAGE(c.err.empty(), c.err);
+    const std::string lines = sptest::read_file_bytes(dir / "r.intervals.jsonl");
+    REQUIRE(std::count(lines.begin(), lines.end(), '\n') == 1);  // one interval, cut short by the exit
+    sptest::json line;
+    std::string err;
+    REQUIRE_MESSAGE(sptest::parse_json(lines, line, err), err);
+    CHECK(line.find("final")->b);
+    CHECK(line.find("every")->text == "10min");
+    CHECK(line.find("scopes")->text == "2");
+    std::vector<std::string> names;
+    for (const auto& row : line.find("tree")->items) names.push_back(row.find("name")->text);
+    CHECK(names == std::vector<std::string>{"child outer", "child inner"});
   }
   SUBCASE("to a Chrome trace file") {
     const auto c = run_child("at_exit", {"SCOPEPROF_REPORT=" + (dir / "r.trace.json")}, dir);

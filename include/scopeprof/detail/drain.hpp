@@ -12,6 +12,7 @@
 #include <scopeprof/config.hpp>
 #include <scopeprof/detail/call_path_fold.hpp>
 #include <scopeprof/detail/chunk_pool.hpp>
+#include <scopeprof/detail/intervals.hpp>
 #include <scopeprof/detail/raw_snapshot.hpp>
 #include <scopeprof/detail/recorder.hpp>
 #include <scopeprof/detail/snapshot.hpp>
@@ -21,6 +22,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -41,13 +43,16 @@ struct thread_drain {
   thread_fold fold;
   std::uint64_t folded = 0;       // log index of the next record to fold
   std::uint64_t step_cursor = 0;  // next step mark to look at (steps:A-B)
+  std::uint64_t interval_cursor = 0;  // ... for SCOPEPROF_REPORT_EVERY=<N>steps
   record_store kept;              // the timeline's records of this thread (all, steps:A-B)
 };
 
 /// The drain's state, process-wide; under collect_mu.
 struct drain_state {
   trace_policy policy;
-  path_tree tree;  // every folded scope whose path is complete, host durations in ticks
+  path_tree tree;  // every folded scope whose path is complete, host durations in ticks (with intervals
+                   // on: those of the intervals already written)
+  interval_state intervals;  // SCOPEPROF_REPORT_EVERY
   std::unordered_map<const thread_buffer*, thread_drain> threads;
   record_ring ring;                  // last:N
   std::uint64_t kept = 0;            // records the timeline holds
@@ -70,6 +75,10 @@ SCOPEPROF_API drain_state& the_drain();
 /// makes the drain thread write dump_trace(pattern with %p and %n expanded). False, with a warning, when
 /// it cannot be served.
 SCOPEPROF_API bool install_dump_signal(const std::string& name, const std::string& pattern) noexcept;
+
+/// SCOPEPROF_REPORT_EVERY (impl/intervals.hpp): write a line for each interval the pass just closed
+/// (d.intervals.cuts), add them to the run's tables and go on with the next. Under collect_mu.
+SCOPEPROF_API void close_intervals(registry& r, drain_state& d, const registry_view& view) noexcept;
 
 /// The file name for dump number `n`: %p the process id, %n the number, %% a percent sign.
 inline std::string dump_path(const std::string& pattern, std::uint64_t n) {
@@ -103,6 +112,47 @@ inline void scan_step_marks(drain_state& d, const registry_view& view) {
     });
     td.step_cursor = (std::max)(from, t.step_count);
   }
+}
+
+/// Cuts of a pass closing more intervals than this are merged (a pass hours late with 1 ms intervals).
+constexpr std::size_t max_interval_cuts = 4096;
+
+/// SCOPEPROF_REPORT_EVERY: where the intervals this pass closes end. Seconds: every multiple of the
+/// period reached by the view's time; steps: the marks of steps A + k*N published; at exit also the view's
+/// own time. Under collect_mu. May throw (out of memory).
+inline void plan_interval(const registry& r, drain_state& d, const registry_view& view) {
+  interval_state& iv = d.intervals;
+  iv.cuts.clear();
+  if (iv.every.unit == interval_unit::nanoseconds) {
+    const tick_converter conv = tick_converter::between(g_clock_kind, r.clock_start, read_anchor());
+    const std::int64_t now = conv.to_ns(view.ticks);
+    std::int64_t due = iv.due_ns;
+    for (; due <= now; due += static_cast<std::int64_t>(iv.every.n)) {
+      const double ticks = conv.kind == clock_kind::steady
+                               ? static_cast<double>(due)
+                               : static_cast<double>(conv.start.ticks) + static_cast<double>(due - conv.start.ns) / conv.ns_per_tick;
+      if (iv.cuts.size() == max_interval_cuts) iv.cuts.pop_back();
+      iv.cuts.push_back({static_cast<std::uint64_t>(ticks), 0, due});
+    }
+    iv.next_due_ns = due;
+  } else if (iv.every.unit == interval_unit::steps) {
+    const std::uint64_t first = iv.begin_step + iv.every.n;
+    for (const thread_view& t : view.threads) {
+      thread_drain& td = d.threads[t.buffer];
+      const std::uint64_t from = (std::max)(td.interval_cursor, t.step_floor);
+      chunked_log<step_mark>::for_each(t.step_chunks, from, t.step_count, [&](std::uint64_t, const step_mark& m) {
+        if (m.sequence >= first && (m.sequence - iv.begin_step) % iv.every.n == 0) iv.cuts.push_back({m.ticks, m.sequence});
+      });
+      td.interval_cursor = (std::max)(from, t.step_count);
+    }
+    std::sort(iv.cuts.begin(), iv.cuts.end(), [](const interval_cut& a, const interval_cut& b) { return a.step < b.step; });
+    for (std::size_t k = 1; k < iv.cuts.size(); ++k)  // marks of two threads read the counter out of order
+      iv.cuts[k].ticks = (std::max)(iv.cuts[k].ticks, iv.cuts[k - 1].ticks);
+    if (iv.cuts.size() > max_interval_cuts) iv.cuts.erase(iv.cuts.begin(), iv.cuts.end() - max_interval_cuts);
+  }
+  if (iv.final_line && (iv.cuts.empty() || iv.cuts.back().ticks < view.ticks))
+    iv.cuts.push_back({view.ticks, r.next_step.load(std::memory_order_relaxed), 0});
+  if (iv.parts.size() < iv.cuts.size() + 1) iv.parts.resize(iv.cuts.size() + 1);
 }
 
 /// Give one folded record to the timeline. May throw (out of memory).
@@ -152,7 +202,7 @@ inline bool drain_thread(registry& r, drain_state& d, const thread_view& t, pass
     b.records.for_each(from, to, [&](std::uint64_t i, const record& rec) {
       try {
         td.fold.add({rec.site, rec.depth, static_cast<std::int64_t>(rec.begin_ticks), static_cast<std::int64_t>(rec.end_ticks)},
-                    d.tree);
+                    d.intervals.active() ? d.intervals.target(rec.end_ticks) : d.tree);
         keep_in_timeline(d, r, td, t.buffer, i, rec);
       } catch (...) {
         ++d.fold_failed;  // counted in the report's warnings
@@ -173,8 +223,11 @@ inline bool drain_thread(registry& r, drain_state& d, const thread_view& t, pass
 inline void drain_pass(registry& r, drain_state& d, const registry_view& view, pass_kind kind = pass_kind::fold) {
   const auto start = std::chrono::steady_clock::now();
   if (d.policy.mode == trace_mode::steps) scan_step_marks(d, view);
+  const bool intervals = d.intervals.active() && kind == pass_kind::fold;
+  if (intervals) plan_interval(r, d, view);
   bool freed = false;
   for (const thread_view& t : view.threads) freed |= drain_thread(r, d, t, kind);
+  if (intervals && !d.intervals.cuts.empty()) close_intervals(r, d, view);
   ++d.passes;
   const auto ns = static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
@@ -189,6 +242,7 @@ inline void snapshot_fold(const drain_state& d, const registry_view& view, doubl
   out.present = true;
   out.ns_per_tick = ns_per_tick;
   out.tree = d.tree;
+  for (const path_tree& part : d.intervals.parts) out.tree.graft(part, path_tree::root);
   for (const thread_view& t : view.threads) {
     const auto it = d.threads.find(t.buffer);
     if (it == d.threads.end()) continue;
@@ -244,6 +298,7 @@ inline void read_timeline(const drain_state& d, const registry_view& view, const
 /// self times stay right) and the timeline. Threads in `gone` are forgotten altogether. Under collect_mu.
 inline void forget_drained(drain_state& d, const std::vector<thread_buffer*>& gone) noexcept {
   d.tree.clear();
+  d.intervals.forget();
   for (auto& [buffer, td] : d.threads) {
     td.kept.clear();
     td.fold.clear_statistics();

@@ -55,12 +55,14 @@ struct registry_view {
   std::vector<thread_view> threads;
   std::vector<const site_info*> sites;  // never freed; their names never change after registration
   std::uint64_t unattached = 0;
+  std::uint64_t ticks = 0;  // the host counter just before any count was read: every record ending later is not in the view
 };
 
 /// Copy the lists (registry mutex held only for the copy) and each thread's chunk list (its own mutex).
 /// Counters are read before the chunk list: a chunk is added before any record in it is published.
 inline registry_view view_registry(registry& r) {
   registry_view v;
+  v.ticks = read_ticks();
   {
     std::lock_guard<std::mutex> lock(r.mu);
     v.sites.reserve(r.sites.size());

@@ -18,6 +18,7 @@
 #include <scopeprof/detail/snapshot.hpp>
 #include <scopeprof/detail/timeline.hpp>
 #include <scopeprof/impl/drain.hpp>
+#include <scopeprof/impl/intervals.hpp>
 #include <scopeprof/report.hpp>
 #include <scopeprof/runtime.hpp>
 
@@ -78,6 +79,7 @@ SCOPEPROF_API void initialise() noexcept {
       nvtx_initialize();
       r.report_target = env_string("SCOPEPROF_REPORT");
       if (!r.report_target.empty()) std::atexit(&report_at_exit);
+      configure_intervals(r);
       const bool cupti = parse_switch("SCOPEPROF_CUPTI", env_string("SCOPEPROF_CUPTI"), false);
 #if SCOPEPROF_WITH_CUPTI
       if (cupti) cupti_start();
