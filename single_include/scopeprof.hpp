@@ -2492,6 +2492,13 @@ SCOPEPROF_DETAIL_COLD_END
 //
 // A child that began before the scope taken for its parent cannot be its child (its true parent's record
 // was lost): such children are grafted at the root of the process-wide tree instead and counted as orphans.
+//
+// Device spans fold the same way, with the report's definition of device self (report/self_times.hpp): a
+// timed scope's span minus the spans of its nearest timed descendants on the same device and stream. Those
+// descendants never nest and ran one after the other on the host, so their events were recorded in that
+// order on the stream and their spans are disjoint: the part of the span they cover is a plain sum, kept
+// per (device, stream) at each open depth. Descendants under an untimed scope, or timed on another
+// stream, are handed up to the next open scope, exactly as the report's ancestor chains do.
 
 // ---- begin scopeprof/detail/distribution.hpp ----
 // scopeprof: one quantity's distribution in constant memory: exact count, sum, min, max, mean and standard
@@ -2837,6 +2844,7 @@ struct distribution {
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/detail/distribution.hpp ----
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -2844,17 +2852,26 @@ SCOPEPROF_NAMESPACE_END
 SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
-/// The statistics of one call path (host quantities; device quantities join them later).
+/// The statistics of one call path: host quantities in the recorder's ticks, device spans in ns (scopes
+/// with a resolved span only).
 struct path_stats {
   distribution host_total;
   distribution host_self;
+  distribution device_total;
+  distribution device_self;
   void merge(const path_stats& o) noexcept {
     host_total.merge(o.host_total);
     host_self.merge(o.host_self);
+    if (o.device_total.stats.count != 0) {
+      device_total.merge(o.device_total);
+      device_self.merge(o.device_self);
+    }
   }
   void clear() noexcept {
     host_total.clear();
     host_self.clear();
+    device_total.clear();
+    device_self.clear();
   }
 };
 
@@ -2950,12 +2967,58 @@ class path_tree {
   std::vector<std::uint32_t> scratch_;  // graft(): node ids of `from` in this tree
 };
 
-/// One finished scope as the folder needs it.
+/// One finished scope as the folder needs it; `timed`: it has a resolved device span on (device, stream).
 struct fold_input {
   std::uint32_t site;
   std::uint32_t depth;
   std::int64_t begin_ns;
   std::int64_t end_ns;
+  bool timed = false;
+  std::int32_t device = -1;
+  std::uintptr_t stream = 0;
+  std::int64_t device_begin_ns = 0;
+  std::int64_t device_end_ns = 0;
+};
+
+/// Device time covered by the nearest timed descendants of an open scope, per (device, stream). Usually one
+/// entry; its storage is kept when emptied, so a steady loop allocates nothing.
+class device_cover {
+ public:
+  struct entry {
+    std::int32_t device;
+    std::uintptr_t stream;
+    std::int64_t covered;
+  };
+  /// Add `ns` on (device, stream). May throw (out of memory).
+  void add(std::int32_t device, std::uintptr_t stream, std::int64_t ns) {
+    for (entry& e : entries_)
+      if (e.device == device && e.stream == stream) {
+        e.covered += ns;
+        return;
+      }
+    entries_.push_back({device, stream, ns});
+  }
+  /// What is covered on (device, stream), taken out; 0 if nothing is.
+  std::int64_t take(std::int32_t device, std::uintptr_t stream) noexcept {
+    for (entry& e : entries_)
+      if (e.device == device && e.stream == stream) {
+        const std::int64_t v = e.covered;
+        e = entries_.back();
+        entries_.pop_back();
+        return v;
+      }
+    return 0;
+  }
+  /// Hand everything to `to` (the next open scope out) and empty this one. May throw (out of memory).
+  void move_into(device_cover& to) {
+    for (const entry& e : entries_) to.add(e.device, e.stream, e.covered);
+    entries_.clear();
+  }
+  void clear() noexcept { entries_.clear(); }
+  bool empty() const noexcept { return entries_.empty(); }
+
+ private:
+  std::vector<entry> entries_;
 };
 
 /// Folds one thread's records, in the order the thread wrote them, into a process-wide path_tree.
@@ -2974,6 +3037,13 @@ class thread_fold {
     path_stats& s = target.at(id).stats;
     s.host_total.add(total);
     s.host_self.add(self);
+    if (r.timed) {
+      const std::int64_t span = r.device_end_ns - r.device_begin_ns;
+      const std::int64_t covered = adopted ? children.device.take(r.device, r.stream) : 0;
+      s.device_total.add(span);
+      s.device_self.add((std::max)(std::int64_t{0}, span - covered));
+    }
+    hand_up_device(r, adopted, d);
     if (!children.tree.empty()) {
       if (adopted) {
         target.graft(children.tree, id);
@@ -2994,6 +3064,8 @@ class thread_fold {
   void skip(const fold_input& r) {
     const std::size_t d = r.depth;
     ensure_depth(d + 1);
+    if (r.timed) levels_[d + 1].device.take(r.device, r.stream);
+    hand_up_device(r, true, d);
     levels_[d + 1].reset();
     level& here = levels_[d];
     if (d != 0 && here.count == 0) here.first_begin = r.begin_ns;
@@ -3025,13 +3097,29 @@ class thread_fold {
     std::int64_t child_total = 0;   // sum of the host totals of those scopes
     std::int64_t first_begin = 0;   // begin of the first of them
     std::uint64_t count = 0;        // scopes that ended at this depth (not their descendants)
+    device_cover device;            // device time of the parent's nearest timed descendants, by stream
     void reset() noexcept {
       tree.clear();
       child_total = 0;
       first_begin = 0;
       count = 0;
+      device.clear();
     }
   };
+
+  /// Scope `r` at depth d ended (its own stream's cover already taken when it is timed): what its subtree
+  /// covers on each stream goes to the scope open around it, and its own span too. Children that were not
+  /// its own (not adopted) are dropped with their parent's lost record. Depth 0 has nobody to hand up to.
+  void hand_up_device(const fold_input& r, bool adopted, std::size_t d) {
+    device_cover& children = levels_[d + 1].device;
+    if (d == 0 || !adopted) {
+      children.clear();
+      return;
+    }
+    device_cover& here = levels_[d].device;
+    children.move_into(here);
+    if (r.timed) here.add(r.device, r.stream, r.device_end_ns - r.device_begin_ns);
+  }
 
   void ensure_depth(std::size_t d) {
     while (levels_.size() <= d) levels_.emplace_back();
@@ -3267,10 +3355,13 @@ struct raw_thread {
 };
 
 /// The tables' host figures folded from every scope recorded since the last reset(), whether or not the
-/// timeline kept it (call_path_fold.hpp). Durations are in host clock ticks: ns = ticks * ns_per_tick.
-/// collect() fills it only when the timeline has left scopes out: otherwise the records hold every scope.
+/// timeline kept it (call_path_fold.hpp). Host durations are in host clock ticks: ns = ticks *
+/// ns_per_tick; device spans in ns. collect() fills it only when the timeline has left scopes out:
+/// otherwise the records hold every scope.
 struct folded_paths {
   bool present = false;  // false: the tables come from the records alone
+  bool device = false;   // true: every resolved device span was folded too; the tables' device span and
+                         // self come from the fold, not from the records
   path_tree tree;
   double ns_per_tick = 1.0;
   std::uint64_t orphans = 0;  // scopes whose parent's record is missing or still open, placed at the root
@@ -3319,15 +3410,23 @@ namespace detail {
 
 /// Read one thread's counters as one consistent set, without stopping the owner. `recorded` and
 /// `dropped` are read first (acquire): every scope they count was entered before, so the `entered` read
-/// afterwards includes it, and in_flight = entered - recorded - dropped is never negative.
+/// afterwards includes it, and in_flight = entered - recorded - dropped is never negative. `entered` is
+/// also read before them, and the set is taken only when both reads agree: no scope began in between,
+/// so in_flight is at most the scopes open at some instant of the read (never more than the nesting
+/// depth). A preempted reader retries; after a few tries it keeps the last set, which is still >= 0.
 struct thread_counters {
   std::uint64_t entered = 0, recorded = 0, dropped = 0;
 };
 inline thread_counters read_counters(const thread_buffer& b) noexcept {
-  const std::uint64_t recorded = b.records.published.load(std::memory_order_acquire);
-  const std::uint64_t dropped = b.dropped.load(std::memory_order_acquire);
-  const std::uint64_t entered = b.entered.load(std::memory_order_acquire);
-  return {entered, recorded, dropped};
+  thread_counters c;
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    const std::uint64_t before = b.entered.load(std::memory_order_acquire);
+    c.recorded = b.records.published.load(std::memory_order_acquire);
+    c.dropped = b.dropped.load(std::memory_order_acquire);
+    c.entered = b.entered.load(std::memory_order_acquire);
+    if (c.entered == before) break;
+  }
+  return c;
 }
 
 /// One thread as collect() sees it: its counters and the chunks that hold its published records.
@@ -6474,17 +6573,28 @@ inline std::vector<flat_row> flat_rows_by_name(const std::vector<site_desc>& sit
   return rows;
 }
 
+/// Which of an instance's figures the tables take from the records: all, or (with a fold) not the host
+/// ones, and with a fold of device spans not the device span and self either.
+struct record_share {
+  bool host = true;
+  bool device = true;
+  static record_share of(const folded_paths* fold) noexcept {
+    if (fold == nullptr || !fold->present) return {};
+    return {false, !fold->device};
+  }
+};
+
 /// The four distributions behind a row's (or a path's) statistics. `host_scale`: ns per unit of host and
 /// host_self (1, or ns per tick when they come from the fold).
 struct row_distributions {
   distribution host, host_self, device, device_self;
   double host_scale = 1.0;
-  void add(const scope_instance& s, bool with_host = true) noexcept {
-    if (with_host) {
+  void add(const scope_instance& s, record_share take = {}) noexcept {
+    if (take.host) {
       host.add(s.host_total_ns());
       host_self.add(s.host_self_ns);
     }
-    if (s.device == device_status::ok) {
+    if (take.device && s.device == device_status::ok) {
       device.add(s.device_span_ns());
       device_self.add(s.device_self_ns);
     }
@@ -6499,10 +6609,9 @@ struct row_distributions {
 };
 
 /// Add one instance to its row. `outermost`: no open ancestor has the same name, so the inclusive
-/// totals take it. Its times join the row's distributions; its host times only `with_host` (without, they
-/// come from the fold).
-inline void add_to_flat_row(flat_row& row, const scope_instance& s, bool outermost, row_distributions& dist, bool with_host) {
-  if (with_host) {
+/// totals take it. Its times join the row's distributions, those `take` leaves out come from the fold.
+inline void add_to_flat_row(flat_row& row, const scope_instance& s, bool outermost, row_distributions& dist, record_share take) {
+  if (take.host) {
     ++row.calls;
     row.host_self_ns += s.host_self_ns;
     if (outermost) row.host_total_ns += s.host_total_ns();
@@ -6513,9 +6622,10 @@ inline void add_to_flat_row(flat_row& row, const scope_instance& s, bool outermo
     row.device_busy_ns += s.device_busy_ns;
   }
   row.device_busy_self_ns += s.device_busy_self_ns;
-  dist.add(s, with_host);
+  dist.add(s, take);
   switch (s.device) {
     case device_status::ok:
+      if (!take.device) break;
       ++row.device_calls;
       if (outermost) row.device_total_ns += s.device_span_ns();
       row.device_self_ns += s.device_self_ns;
@@ -6562,15 +6672,24 @@ inline std::int64_t add_fold_to_flat_rows(const folded_paths& fold, const std::v
     dist[g].host.merge(n.stats.host_total);
     dist[g].host_self.merge(n.stats.host_self);
     dist[g].host_scale = k;
+    if (fold.device && n.stats.device_total.stats.count != 0) {
+      row.device_calls += n.stats.device_total.stats.count;
+      row.device_self_ns += n.stats.device_self.stats.sum;
+      if (outermost) row.device_total_ns += n.stats.device_total.stats.sum;
+      dist[g].device.merge(n.stats.device_total);
+      dist[g].device_self.merge(n.stats.device_self);
+    }
   }
   return all_self;
 }
 
 /// The flat table of `in` (instances in pre-order, self times and CUPTI counts done). With a fold, the
-/// host figures come from it (every scope since reset()), the device and CUPTI ones from `in`.
+/// host figures come from it (every scope since reset()), and the device span and self too when it holds
+/// them; the rest (CUPTI counts, captured and invalid scopes) from `in`.
 inline std::vector<flat_row> build_flat_rows(const std::vector<site_desc>& sites, const std::vector<scope_instance>& in,
                                              const folded_paths* fold = nullptr) {
-  const bool with_host = fold == nullptr || !fold->present;
+  const record_share take = record_share::of(fold);
+  const bool with_host = take.host;
   std::vector<std::size_t> group_of_site;
   std::vector<flat_row> rows = flat_rows_by_name(sites, group_of_site);
   const std::size_t groups = rows.size();
@@ -6589,7 +6708,7 @@ inline std::vector<flat_row> build_flat_rows(const std::vector<site_desc>& sites
     }
     const std::size_t g = s.site < group_of_site.size() ? group_of_site[s.site] : 0;
     if (groups == 0) break;
-    add_to_flat_row(rows[g], s, active[g] == 0, dist[g], with_host);
+    add_to_flat_row(rows[g], s, active[g] == 0, dist[g], take);
     if (with_host) all_self += s.host_self_ns;
     ++active[g];
     stack.push_back(g);
@@ -6944,8 +7063,8 @@ struct path_nodes {
   std::vector<std::size_t> roots;
 };
 
-inline void add_to_tree_row(tree_row& row, const scope_instance& s, bool with_host) {
-  if (with_host) {
+inline void add_to_tree_row(tree_row& row, const scope_instance& s, record_share take) {
+  if (take.host) {
     ++row.calls;
     row.host_total_ns += s.host_total_ns();
     row.host_self_ns += s.host_self_ns;
@@ -6954,7 +7073,7 @@ inline void add_to_tree_row(tree_row& row, const scope_instance& s, bool with_ho
   row.copies += s.copies;
   row.device_busy_ns += s.device_busy_ns;
   row.device_busy_self_ns += s.device_busy_self_ns;
-  if (s.device == device_status::ok) {
+  if (take.device && s.device == device_status::ok) {
     ++row.device_calls;
     row.device_total_ns += s.device_span_ns();
     row.device_self_ns += s.device_self_ns;
@@ -6995,7 +7114,8 @@ class path_index {
   std::unordered_map<std::uint64_t, std::size_t> index_;  // key: (parent node + 1) << 32 | name group
 };
 
-/// The fold's host figures into the paths (its nodes come parent first).
+/// The fold's host figures (and device ones, when it holds them) into the paths (its nodes come parent
+/// first).
 inline void add_fold_to_paths(const folded_paths& fold, path_index& index, path_nodes& p) {
   const path_tree& t = fold.tree;
   const double k = fold.ns_per_tick;
@@ -7012,14 +7132,22 @@ inline void add_fold_to_paths(const folded_paths& fold, path_index& index, path_
     p.nodes[n].dist.host.merge(f.stats.host_total);
     p.nodes[n].dist.host_self.merge(f.stats.host_self);
     p.nodes[n].dist.host_scale = k;
+    if (fold.device && f.stats.device_total.stats.count != 0) {
+      row.device_calls += f.stats.device_total.stats.count;
+      row.device_total_ns += f.stats.device_total.stats.sum;
+      row.device_self_ns += f.stats.device_self.stats.sum;
+      p.nodes[n].dist.device.merge(f.stats.device_total);
+      p.nodes[n].dist.device_self.merge(f.stats.device_self);
+    }
   }
 }
 
 /// Sum the instances (in pre-order) by path, nodes in order of first appearance; with a fold, the host
-/// figures come from it (every scope since reset()), the device and CUPTI ones from the instances.
+/// figures come from it (every scope since reset()), and the device span and self when it holds them; the
+/// CUPTI ones from the instances.
 inline path_nodes sum_by_path(const std::vector<site_desc>& sites, const std::vector<scope_instance>& in,
                               const folded_paths* fold = nullptr) {
-  const bool with_host = fold == nullptr || !fold->present;
+  const record_share take = record_share::of(fold);
   path_nodes p;
   path_index index(sites, p);
   std::vector<std::size_t> node_of(in.size());
@@ -7028,10 +7156,10 @@ inline path_nodes sum_by_path(const std::vector<site_desc>& sites, const std::ve
     const std::int64_t parent_node = s.parent < 0 ? -1 : static_cast<std::int64_t>(node_of[static_cast<std::size_t>(s.parent)]);
     const std::size_t n = index.node(parent_node, s.site, s.depth);
     node_of[i] = n;
-    add_to_tree_row(p.nodes[n].row, s, with_host);
-    p.nodes[n].dist.add(s, with_host);
+    add_to_tree_row(p.nodes[n].row, s, take);
+    p.nodes[n].dist.add(s, take);
   }
-  if (!with_host) add_fold_to_paths(*fold, index, p);
+  if (!take.host) add_fold_to_paths(*fold, index, p);
   for (auto& node : p.nodes) node.dist.store(node.row);
   return p;
 }

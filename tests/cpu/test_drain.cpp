@@ -3,6 +3,7 @@
 // fold agree with the tables built from the same records.
 #include "output_check.hpp"
 #include "process_stats.hpp"
+#include "raw_builders.hpp"
 #include "sanitizers.hpp"
 
 #include "internals.hpp"
@@ -79,6 +80,12 @@ void check_same_rows(const report& a, const report& b) {
     CHECK(fa.host.median == fb->host.median);
     CHECK(fa.host_self.p99 == fb->host_self.p99);
     CHECK(fa.host_time_pct == doctest::Approx(fb->host_time_pct));
+    CHECK(fa.device_calls == fb->device_calls);
+    CHECK(fa.device_total_ns == fb->device_total_ns);
+    CHECK(fa.device_self_ns == fb->device_self_ns);
+    CHECK(fa.device.median == fb->device.median);
+    CHECK(fa.device.max == fb->device.max);
+    CHECK(fa.device_self.p99 == fb->device_self.p99);
   }
   REQUIRE(a.tree().size() == b.tree().size());
   for (std::size_t i = 0; i < a.tree().size(); ++i) {
@@ -90,6 +97,10 @@ void check_same_rows(const report& a, const report& b) {
     CHECK(a.tree()[i].host_total_ns == b.tree()[i].host_total_ns);
     CHECK(a.tree()[i].host_self_ns == b.tree()[i].host_self_ns);
     CHECK(a.tree()[i].host.p90 == b.tree()[i].host.p90);
+    CHECK(a.tree()[i].device_calls == b.tree()[i].device_calls);
+    CHECK(a.tree()[i].device_total_ns == b.tree()[i].device_total_ns);
+    CHECK(a.tree()[i].device_self_ns == b.tree()[i].device_self_ns);
+    CHECK(a.tree()[i].device_self.median == b.tree()[i].device_self.median);
   }
 }
 
@@ -112,7 +123,7 @@ drain_counters read_drain_counters() {
 
 }  // namespace
 
-TEST_CASE("drain: the fold's tables equal the records' tables (random call trees, recursion by name)") {
+TEST_CASE("drain: the fold's tables equal the records' tables (random call trees, recursion by name, device spans on two streams)") {
   std::mt19937_64 rng(12345);
   for (int trial = 0; trial < 20; ++trial) {
     detail::raw_snapshot raw;
@@ -122,14 +133,30 @@ TEST_CASE("drain: the fold's tables equal the records' tables (random call trees
     for (auto& th : raw.threads) {
       // A random forest written in post-order: each scope ends after its children.
       std::int64_t t = 1000;
+      std::int64_t stream_clock[3] = {0, 5000, 9000};  // device time of streams 1 and 2 (each thread its own)
       std::vector<std::pair<detail::raw_instance, int>> open;  // record, children left
       detail::thread_fold fold;
+      // Half the scopes get a device span on stream 1 or 2, begun and ended in stream order.
+      const auto maybe_time = [&](detail::raw_instance& x) {
+        if (rng() % 2 == 0) return;
+        const std::uint64_t stream = 1 + rng() % 2;
+        x = sptest::device_timed(x, 0, stream, stream_clock[stream] += static_cast<std::int64_t>(rng() % 30), 0);
+      };
       const auto close = [&]() {
         detail::raw_instance x = open.back().first;
         open.pop_back();
         x.host_end_ns = t += static_cast<std::int64_t>(rng() % 50);
+        detail::fold_input in{x.site, x.depth, x.host_begin_ns, x.host_end_ns};
+        if (x.device == device_status::ok) {
+          x.device_end_ns = stream_clock[x.stream] += 1 + static_cast<std::int64_t>(rng() % 40);
+          in.timed = true;
+          in.device = x.device_id;
+          in.stream = x.stream;
+          in.device_begin_ns = x.device_begin_ns;
+          in.device_end_ns = x.device_end_ns;
+        }
         th.records.push_back(x);
-        fold.add({x.site, x.depth, x.host_begin_ns, x.host_end_ns}, tree);
+        fold.add(in, tree);
         if (!open.empty()) --open.back().second;
       };
       for (int roots = 0; roots < 30; ++roots) {
@@ -137,6 +164,7 @@ TEST_CASE("drain: the fold's tables equal the records' tables (random call trees
         x.site = static_cast<std::uint32_t>(rng() % 5);
         x.depth = 0;
         x.host_begin_ns = t += static_cast<std::int64_t>(rng() % 20);
+        maybe_time(x);
         open.push_back({x, static_cast<int>(rng() % 4)});
         while (!open.empty()) {
           if (open.back().second > 0 && open.size() < 6) {
@@ -144,6 +172,7 @@ TEST_CASE("drain: the fold's tables equal the records' tables (random call trees
             c.site = static_cast<std::uint32_t>(rng() % 5);
             c.depth = static_cast<std::uint32_t>(open.size());
             c.host_begin_ns = t += 1 + static_cast<std::int64_t>(rng() % 20);
+            maybe_time(c);
             open.push_back({c, static_cast<int>(rng() % 3)});
           } else {
             close();
@@ -154,6 +183,7 @@ TEST_CASE("drain: the fold's tables equal the records' tables (random call trees
     raw.counts.recorded = raw.counts.entered = raw.threads[0].records.size() + raw.threads[1].records.size();
     detail::raw_snapshot folded = raw;
     folded.folded.present = true;
+    folded.folded.device = trial % 2 == 0;  // else the device figures come from the records
     folded.folded.tree = tree;
     const report from_records = detail::build_report(raw);
     const report from_fold = detail::build_report(folded);

@@ -13,11 +13,19 @@
 //
 // A child that began before the scope taken for its parent cannot be its child (its true parent's record
 // was lost): such children are grafted at the root of the process-wide tree instead and counted as orphans.
+//
+// Device spans fold the same way, with the report's definition of device self (report/self_times.hpp): a
+// timed scope's span minus the spans of its nearest timed descendants on the same device and stream. Those
+// descendants never nest and ran one after the other on the host, so their events were recorded in that
+// order on the stream and their spans are disjoint: the part of the span they cover is a plain sum, kept
+// per (device, stream) at each open depth. Descendants under an untimed scope, or timed on another
+// stream, are handed up to the next open scope, exactly as the report's ancestor chains do.
 #pragma once
 
 #include <scopeprof/config.hpp>
 #include <scopeprof/detail/distribution.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -25,17 +33,26 @@
 SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
-/// The statistics of one call path (host quantities; device quantities join them later).
+/// The statistics of one call path: host quantities in the recorder's ticks, device spans in ns (scopes
+/// with a resolved span only).
 struct path_stats {
   distribution host_total;
   distribution host_self;
+  distribution device_total;
+  distribution device_self;
   void merge(const path_stats& o) noexcept {
     host_total.merge(o.host_total);
     host_self.merge(o.host_self);
+    if (o.device_total.stats.count != 0) {
+      device_total.merge(o.device_total);
+      device_self.merge(o.device_self);
+    }
   }
   void clear() noexcept {
     host_total.clear();
     host_self.clear();
+    device_total.clear();
+    device_self.clear();
   }
 };
 
@@ -131,12 +148,58 @@ class path_tree {
   std::vector<std::uint32_t> scratch_;  // graft(): node ids of `from` in this tree
 };
 
-/// One finished scope as the folder needs it.
+/// One finished scope as the folder needs it; `timed`: it has a resolved device span on (device, stream).
 struct fold_input {
   std::uint32_t site;
   std::uint32_t depth;
   std::int64_t begin_ns;
   std::int64_t end_ns;
+  bool timed = false;
+  std::int32_t device = -1;
+  std::uintptr_t stream = 0;
+  std::int64_t device_begin_ns = 0;
+  std::int64_t device_end_ns = 0;
+};
+
+/// Device time covered by the nearest timed descendants of an open scope, per (device, stream). Usually one
+/// entry; its storage is kept when emptied, so a steady loop allocates nothing.
+class device_cover {
+ public:
+  struct entry {
+    std::int32_t device;
+    std::uintptr_t stream;
+    std::int64_t covered;
+  };
+  /// Add `ns` on (device, stream). May throw (out of memory).
+  void add(std::int32_t device, std::uintptr_t stream, std::int64_t ns) {
+    for (entry& e : entries_)
+      if (e.device == device && e.stream == stream) {
+        e.covered += ns;
+        return;
+      }
+    entries_.push_back({device, stream, ns});
+  }
+  /// What is covered on (device, stream), taken out; 0 if nothing is.
+  std::int64_t take(std::int32_t device, std::uintptr_t stream) noexcept {
+    for (entry& e : entries_)
+      if (e.device == device && e.stream == stream) {
+        const std::int64_t v = e.covered;
+        e = entries_.back();
+        entries_.pop_back();
+        return v;
+      }
+    return 0;
+  }
+  /// Hand everything to `to` (the next open scope out) and empty this one. May throw (out of memory).
+  void move_into(device_cover& to) {
+    for (const entry& e : entries_) to.add(e.device, e.stream, e.covered);
+    entries_.clear();
+  }
+  void clear() noexcept { entries_.clear(); }
+  bool empty() const noexcept { return entries_.empty(); }
+
+ private:
+  std::vector<entry> entries_;
 };
 
 /// Folds one thread's records, in the order the thread wrote them, into a process-wide path_tree.
@@ -155,6 +218,13 @@ class thread_fold {
     path_stats& s = target.at(id).stats;
     s.host_total.add(total);
     s.host_self.add(self);
+    if (r.timed) {
+      const std::int64_t span = r.device_end_ns - r.device_begin_ns;
+      const std::int64_t covered = adopted ? children.device.take(r.device, r.stream) : 0;
+      s.device_total.add(span);
+      s.device_self.add((std::max)(std::int64_t{0}, span - covered));
+    }
+    hand_up_device(r, adopted, d);
     if (!children.tree.empty()) {
       if (adopted) {
         target.graft(children.tree, id);
@@ -175,6 +245,8 @@ class thread_fold {
   void skip(const fold_input& r) {
     const std::size_t d = r.depth;
     ensure_depth(d + 1);
+    if (r.timed) levels_[d + 1].device.take(r.device, r.stream);
+    hand_up_device(r, true, d);
     levels_[d + 1].reset();
     level& here = levels_[d];
     if (d != 0 && here.count == 0) here.first_begin = r.begin_ns;
@@ -206,13 +278,29 @@ class thread_fold {
     std::int64_t child_total = 0;   // sum of the host totals of those scopes
     std::int64_t first_begin = 0;   // begin of the first of them
     std::uint64_t count = 0;        // scopes that ended at this depth (not their descendants)
+    device_cover device;            // device time of the parent's nearest timed descendants, by stream
     void reset() noexcept {
       tree.clear();
       child_total = 0;
       first_begin = 0;
       count = 0;
+      device.clear();
     }
   };
+
+  /// Scope `r` at depth d ended (its own stream's cover already taken when it is timed): what its subtree
+  /// covers on each stream goes to the scope open around it, and its own span too. Children that were not
+  /// its own (not adopted) are dropped with their parent's lost record. Depth 0 has nobody to hand up to.
+  void hand_up_device(const fold_input& r, bool adopted, std::size_t d) {
+    device_cover& children = levels_[d + 1].device;
+    if (d == 0 || !adopted) {
+      children.clear();
+      return;
+    }
+    device_cover& here = levels_[d].device;
+    children.move_into(here);
+    if (r.timed) here.add(r.device, r.stream, r.device_end_ns - r.device_begin_ns);
+  }
 
   void ensure_depth(std::size_t d) {
     while (levels_.size() <= d) levels_.emplace_back();

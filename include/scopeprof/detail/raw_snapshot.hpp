@@ -89,10 +89,13 @@ struct raw_thread {
 };
 
 /// The tables' host figures folded from every scope recorded since the last reset(), whether or not the
-/// timeline kept it (call_path_fold.hpp). Durations are in host clock ticks: ns = ticks * ns_per_tick.
-/// collect() fills it only when the timeline has left scopes out: otherwise the records hold every scope.
+/// timeline kept it (call_path_fold.hpp). Host durations are in host clock ticks: ns = ticks *
+/// ns_per_tick; device spans in ns. collect() fills it only when the timeline has left scopes out:
+/// otherwise the records hold every scope.
 struct folded_paths {
   bool present = false;  // false: the tables come from the records alone
+  bool device = false;   // true: every resolved device span was folded too; the tables' device span and
+                         // self come from the fold, not from the records
   path_tree tree;
   double ns_per_tick = 1.0;
   std::uint64_t orphans = 0;  // scopes whose parent's record is missing or still open, placed at the root

@@ -24,15 +24,23 @@ namespace detail {
 
 /// Read one thread's counters as one consistent set, without stopping the owner. `recorded` and
 /// `dropped` are read first (acquire): every scope they count was entered before, so the `entered` read
-/// afterwards includes it, and in_flight = entered - recorded - dropped is never negative.
+/// afterwards includes it, and in_flight = entered - recorded - dropped is never negative. `entered` is
+/// also read before them, and the set is taken only when both reads agree: no scope began in between,
+/// so in_flight is at most the scopes open at some instant of the read (never more than the nesting
+/// depth). A preempted reader retries; after a few tries it keeps the last set, which is still >= 0.
 struct thread_counters {
   std::uint64_t entered = 0, recorded = 0, dropped = 0;
 };
 inline thread_counters read_counters(const thread_buffer& b) noexcept {
-  const std::uint64_t recorded = b.records.published.load(std::memory_order_acquire);
-  const std::uint64_t dropped = b.dropped.load(std::memory_order_acquire);
-  const std::uint64_t entered = b.entered.load(std::memory_order_acquire);
-  return {entered, recorded, dropped};
+  thread_counters c;
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    const std::uint64_t before = b.entered.load(std::memory_order_acquire);
+    c.recorded = b.records.published.load(std::memory_order_acquire);
+    c.dropped = b.dropped.load(std::memory_order_acquire);
+    c.entered = b.entered.load(std::memory_order_acquire);
+    if (c.entered == before) break;
+  }
+  return c;
 }
 
 /// One thread as collect() sees it: its counters and the chunks that hold its published records.

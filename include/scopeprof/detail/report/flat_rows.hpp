@@ -41,17 +41,28 @@ inline std::vector<flat_row> flat_rows_by_name(const std::vector<site_desc>& sit
   return rows;
 }
 
+/// Which of an instance's figures the tables take from the records: all, or (with a fold) not the host
+/// ones, and with a fold of device spans not the device span and self either.
+struct record_share {
+  bool host = true;
+  bool device = true;
+  static record_share of(const folded_paths* fold) noexcept {
+    if (fold == nullptr || !fold->present) return {};
+    return {false, !fold->device};
+  }
+};
+
 /// The four distributions behind a row's (or a path's) statistics. `host_scale`: ns per unit of host and
 /// host_self (1, or ns per tick when they come from the fold).
 struct row_distributions {
   distribution host, host_self, device, device_self;
   double host_scale = 1.0;
-  void add(const scope_instance& s, bool with_host = true) noexcept {
-    if (with_host) {
+  void add(const scope_instance& s, record_share take = {}) noexcept {
+    if (take.host) {
       host.add(s.host_total_ns());
       host_self.add(s.host_self_ns);
     }
-    if (s.device == device_status::ok) {
+    if (take.device && s.device == device_status::ok) {
       device.add(s.device_span_ns());
       device_self.add(s.device_self_ns);
     }
@@ -66,10 +77,9 @@ struct row_distributions {
 };
 
 /// Add one instance to its row. `outermost`: no open ancestor has the same name, so the inclusive
-/// totals take it. Its times join the row's distributions; its host times only `with_host` (without, they
-/// come from the fold).
-inline void add_to_flat_row(flat_row& row, const scope_instance& s, bool outermost, row_distributions& dist, bool with_host) {
-  if (with_host) {
+/// totals take it. Its times join the row's distributions, those `take` leaves out come from the fold.
+inline void add_to_flat_row(flat_row& row, const scope_instance& s, bool outermost, row_distributions& dist, record_share take) {
+  if (take.host) {
     ++row.calls;
     row.host_self_ns += s.host_self_ns;
     if (outermost) row.host_total_ns += s.host_total_ns();
@@ -80,9 +90,10 @@ inline void add_to_flat_row(flat_row& row, const scope_instance& s, bool outermo
     row.device_busy_ns += s.device_busy_ns;
   }
   row.device_busy_self_ns += s.device_busy_self_ns;
-  dist.add(s, with_host);
+  dist.add(s, take);
   switch (s.device) {
     case device_status::ok:
+      if (!take.device) break;
       ++row.device_calls;
       if (outermost) row.device_total_ns += s.device_span_ns();
       row.device_self_ns += s.device_self_ns;
@@ -129,15 +140,24 @@ inline std::int64_t add_fold_to_flat_rows(const folded_paths& fold, const std::v
     dist[g].host.merge(n.stats.host_total);
     dist[g].host_self.merge(n.stats.host_self);
     dist[g].host_scale = k;
+    if (fold.device && n.stats.device_total.stats.count != 0) {
+      row.device_calls += n.stats.device_total.stats.count;
+      row.device_self_ns += n.stats.device_self.stats.sum;
+      if (outermost) row.device_total_ns += n.stats.device_total.stats.sum;
+      dist[g].device.merge(n.stats.device_total);
+      dist[g].device_self.merge(n.stats.device_self);
+    }
   }
   return all_self;
 }
 
 /// The flat table of `in` (instances in pre-order, self times and CUPTI counts done). With a fold, the
-/// host figures come from it (every scope since reset()), the device and CUPTI ones from `in`.
+/// host figures come from it (every scope since reset()), and the device span and self too when it holds
+/// them; the rest (CUPTI counts, captured and invalid scopes) from `in`.
 inline std::vector<flat_row> build_flat_rows(const std::vector<site_desc>& sites, const std::vector<scope_instance>& in,
                                              const folded_paths* fold = nullptr) {
-  const bool with_host = fold == nullptr || !fold->present;
+  const record_share take = record_share::of(fold);
+  const bool with_host = take.host;
   std::vector<std::size_t> group_of_site;
   std::vector<flat_row> rows = flat_rows_by_name(sites, group_of_site);
   const std::size_t groups = rows.size();
@@ -156,7 +176,7 @@ inline std::vector<flat_row> build_flat_rows(const std::vector<site_desc>& sites
     }
     const std::size_t g = s.site < group_of_site.size() ? group_of_site[s.site] : 0;
     if (groups == 0) break;
-    add_to_flat_row(rows[g], s, active[g] == 0, dist[g], with_host);
+    add_to_flat_row(rows[g], s, active[g] == 0, dist[g], take);
     if (with_host) all_self += s.host_self_ns;
     ++active[g];
     stack.push_back(g);

@@ -27,8 +27,8 @@ struct path_nodes {
   std::vector<std::size_t> roots;
 };
 
-inline void add_to_tree_row(tree_row& row, const scope_instance& s, bool with_host) {
-  if (with_host) {
+inline void add_to_tree_row(tree_row& row, const scope_instance& s, record_share take) {
+  if (take.host) {
     ++row.calls;
     row.host_total_ns += s.host_total_ns();
     row.host_self_ns += s.host_self_ns;
@@ -37,7 +37,7 @@ inline void add_to_tree_row(tree_row& row, const scope_instance& s, bool with_ho
   row.copies += s.copies;
   row.device_busy_ns += s.device_busy_ns;
   row.device_busy_self_ns += s.device_busy_self_ns;
-  if (s.device == device_status::ok) {
+  if (take.device && s.device == device_status::ok) {
     ++row.device_calls;
     row.device_total_ns += s.device_span_ns();
     row.device_self_ns += s.device_self_ns;
@@ -78,7 +78,8 @@ class path_index {
   std::unordered_map<std::uint64_t, std::size_t> index_;  // key: (parent node + 1) << 32 | name group
 };
 
-/// The fold's host figures into the paths (its nodes come parent first).
+/// The fold's host figures (and device ones, when it holds them) into the paths (its nodes come parent
+/// first).
 inline void add_fold_to_paths(const folded_paths& fold, path_index& index, path_nodes& p) {
   const path_tree& t = fold.tree;
   const double k = fold.ns_per_tick;
@@ -95,14 +96,22 @@ inline void add_fold_to_paths(const folded_paths& fold, path_index& index, path_
     p.nodes[n].dist.host.merge(f.stats.host_total);
     p.nodes[n].dist.host_self.merge(f.stats.host_self);
     p.nodes[n].dist.host_scale = k;
+    if (fold.device && f.stats.device_total.stats.count != 0) {
+      row.device_calls += f.stats.device_total.stats.count;
+      row.device_total_ns += f.stats.device_total.stats.sum;
+      row.device_self_ns += f.stats.device_self.stats.sum;
+      p.nodes[n].dist.device.merge(f.stats.device_total);
+      p.nodes[n].dist.device_self.merge(f.stats.device_self);
+    }
   }
 }
 
 /// Sum the instances (in pre-order) by path, nodes in order of first appearance; with a fold, the host
-/// figures come from it (every scope since reset()), the device and CUPTI ones from the instances.
+/// figures come from it (every scope since reset()), and the device span and self when it holds them; the
+/// CUPTI ones from the instances.
 inline path_nodes sum_by_path(const std::vector<site_desc>& sites, const std::vector<scope_instance>& in,
                               const folded_paths* fold = nullptr) {
-  const bool with_host = fold == nullptr || !fold->present;
+  const record_share take = record_share::of(fold);
   path_nodes p;
   path_index index(sites, p);
   std::vector<std::size_t> node_of(in.size());
@@ -111,10 +120,10 @@ inline path_nodes sum_by_path(const std::vector<site_desc>& sites, const std::ve
     const std::int64_t parent_node = s.parent < 0 ? -1 : static_cast<std::int64_t>(node_of[static_cast<std::size_t>(s.parent)]);
     const std::size_t n = index.node(parent_node, s.site, s.depth);
     node_of[i] = n;
-    add_to_tree_row(p.nodes[n].row, s, with_host);
-    p.nodes[n].dist.add(s, with_host);
+    add_to_tree_row(p.nodes[n].row, s, take);
+    p.nodes[n].dist.add(s, take);
   }
-  if (!with_host) add_fold_to_paths(*fold, index, p);
+  if (!take.host) add_fold_to_paths(*fold, index, p);
   for (auto& node : p.nodes) node.dist.store(node.row);
   return p;
 }
