@@ -2461,7 +2461,7 @@ SCOPEPROF_DETAIL_COLD_END
 // - Lazy: started by the first chunk refill of any thread (a program with a few scopes never has one),
 //   unless SCOPEPROF_DRAIN=0, which leaves draining to collect() and reset().
 // - Never keeps the process alive: it is detached and touches only objects that are never destroyed; at
-//   exit it is told to stop and does not start another pass.
+//   exit it is told to stop, does not start another pass, and the pass under way is let finish.
 // - fork(): a pass never straddles one (the prepare handler takes collect_mu); the child has no drain
 //   thread and starts its own on its next chunk refill.
 // - Never on a scope's path: scopes do not wait for it, and it takes only collect_mu (which no scope takes).
@@ -3132,141 +3132,28 @@ class thread_fold {
 }  // namespace detail
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/detail/call_path_fold.hpp ----
-// ---- begin scopeprof/detail/intervals.hpp ----
-// scopeprof: interval aggregates (SCOPEPROF_REPORT_EVERY=<N>s|<N>ms|<N>steps): the tables of each interval
-// of a running job, appended as one JSON line per interval, so the job can be watched and plotted while it
-// runs. This header holds the interval's state and decides, at each drain pass, where the interval ends;
-// impl/intervals.hpp writes the lines.
+// ---- begin scopeprof/detail/device_fold.hpp ----
+// scopeprof: the drain's side of device timing. A device-timed scope leaves a device record (its CUDA event
+// pair) beside its host record. The drain resolves those records as the GPU finishes them, querying and
+// never waiting, and folds each scope only once its device outcome is known, so the fold and the timeline
+// get the span with the scope and the record's memory and events go back at once. Memory for device timing
+// is then bounded by the work the GPU has not finished, not by the run's length.
 //
-// Where a scope goes. The drain folds a scope's whole call tree when its outermost scope ends, so a scope
-// belongs to the interval in which its outermost scope ended. Intervals end at host counter values (cuts):
-// every multiple of the period after the setting (seconds), or the mark of step A + k*N (steps, A being
-// the next step when it was set). A pass first finds the cuts it has passed (drain.hpp), then folds each
-// outermost scope into the part its end time falls in: [0] the interval under way, [k] the one after the
-// k-th cut. The closed parts are written as lines and added to the run's tables, and the last part goes on
-// as the interval under way. So the lines tile the run without gap or overlap, and add up to the tables.
-// (A scope of another thread that is being written at the very instant of a cut may land in the next line.)
+// Order facts the gate relies on. A scope stores its device record right after its host record, before
+// the thread can record anything else, so once host record i+1 is published, the device record of host
+// record i (if it has one) is too. Device records are in the order of their host records. A pass that runs
+// in the background therefore stops a thread's fold at the first host record whose device work is still
+// running, and holds back the newest host record while its device record may still be on its way. A pass
+// for collect(), reset() or a dump folds everything: the backend first waits, boundedly, for each stream,
+// and what is still running then is folded without a span (counted in the report's device line).
 
+// ---- begin scopeprof/detail/snapshot.hpp ----
+// scopeprof: what collect() and reset() do to the recorder, without stopping any thread. The lists are
+// copied under the registry mutex, each thread's chunks are walked without a lock (chunked_log.hpp), and
+// everything slow (converting records, waiting for the GPU, building the report) runs with only collect_mu
+// held, which no scope ever takes. Chunks are freed only by reset() and thread buffers only by
+// release_exited(), both under collect_mu, so the copies stay valid while collect() reads them.
 
-#include <cstdint>
-#include <cstdlib>
-#include <limits>
-#include <string>
-#include <string_view>
-#include <vector>
-
-SCOPEPROF_NAMESPACE_BEGIN
-namespace detail {
-
-enum class interval_unit : std::uint8_t { off, nanoseconds, steps };
-
-/// A parsed SCOPEPROF_REPORT_EVERY value.
-struct interval_every {
-  interval_unit unit = interval_unit::off;
-  std::uint64_t n = 0;  // ns or steps
-  std::string text = "off";
-};
-
-/// Parse "<N>s", "<N>ms", "<N>min", "<N>steps" (also "<N>step"), or "off"/"" (off). False, with `why`, for
-/// anything else; `out` is then unchanged.
-inline bool parse_interval_every(const std::string& value, interval_every& out, std::string& why) {
-  if (value.empty() || value == "off" || value == "0") {
-    out = interval_every{};
-    return true;
-  }
-  std::size_t digits = 0;
-  while (digits < value.size() && value[digits] >= '0' && value[digits] <= '9') ++digits;
-  const std::string unit = value.substr(digits);
-  std::uint64_t n = 0;
-  if (digits == 0 || digits > 12 || (n = std::strtoull(value.substr(0, digits).c_str(), nullptr, 10)) == 0) {
-    why = "expected a whole number from 1 followed by s, ms, min or steps, e.g. 10s or 100steps";
-    return false;
-  }
-  interval_every e;
-  e.text = value;
-  std::uint64_t scale = 1;
-  if (unit == "s") e.unit = interval_unit::nanoseconds, scale = 1'000'000'000ull;
-  else if (unit == "ms") e.unit = interval_unit::nanoseconds, scale = 1'000'000ull;
-  else if (unit == "min") e.unit = interval_unit::nanoseconds, scale = 60'000'000'000ull;
-  else if (unit == "steps" || unit == "step") e.unit = interval_unit::steps;
-  else {
-    why = "the unit must be s, ms, min or steps (e.g. 10s or 100steps)";
-    return false;
-  }
-  if (n > (std::numeric_limits<std::uint64_t>::max)() / scale / 2) {
-    why = "an interval too long to count";
-    return false;
-  }
-  e.n = n * scale;
-  if (e.unit == interval_unit::nanoseconds && e.n < 1'000'000ull) {
-    why = "an interval shorter than 1 ms";
-    return false;
-  }
-  out = e;
-  return true;
-}
-
-/// The interval file beside the report at exit: its path without the format's suffix, plus
-/// ".intervals.jsonl"; "scopeprof-%p.intervals.jsonl" when the report goes to no file.
-inline std::string default_interval_path(const std::string& report_target) {
-  const std::string fallback = "scopeprof-%p.intervals.jsonl";
-  if (report_target.empty() || report_target == "stderr" || report_target == "stdout") return fallback;
-  std::string base = report_target;
-  const auto strip = [&base](std::string_view suffix) {
-    if (base.size() > suffix.size() && base.compare(base.size() - suffix.size(), suffix.size(), suffix) == 0) {
-      base.resize(base.size() - suffix.size());
-      return true;
-    }
-    return false;
-  };
-  strip(".gz");
-  for (std::string_view s : {".json", ".csv", ".txt", ".html"})
-    if (strip(s)) break;
-  if (!strip(".trace")) strip(".speedscope");
-  return base + ".intervals.jsonl";
-}
-
-/// One end of an interval found by a pass: the host counter value, and (steps) the mark's number.
-struct interval_cut {
-  std::uint64_t ticks = 0;
-  std::uint64_t step = 0;
-  std::int64_t ns = 0;  // seconds: the steady ns it stands for (0: from ticks)
-};
-
-/// The interval now being filled, and where the intervals a pass closes end. Under collect_mu.
-struct interval_state {
-  interval_every every;
-  std::string path;                 // the JSON lines file, %p for the process id ("" until set)
-  std::vector<path_tree> parts = std::vector<path_tree>(1);  // [0]: the interval under way; [k]: after cuts[k-1]
-  std::vector<interval_cut> cuts;   // this pass: where intervals end, ascending
-  std::uint64_t begin_ticks = 0;    // where the interval under way began (host counter)
-  std::uint64_t begin_step = 0;     // steps: the mark that opened it (its number)
-  std::int64_t begin_ns = 0;        // where it began, steady ns as the previous line's end was written
-  std::int64_t due_ns = 0;          // seconds: steady ns at which the interval under way ends
-  std::int64_t next_due_ns = 0;     // ... after this pass's cuts
-  bool final_line = false;          // this pass writes the last line (exit)
-  std::uint64_t lines = 0;          // interval lines written
-  std::uint64_t lines_failed = 0;   // lines that could not be written
-  bool warned = false;              // a write failure was reported
-
-  bool active() const noexcept { return every.unit != interval_unit::off; }
-
-  /// The part an outermost scope that ended at `end_ticks` is folded into, when intervals are on.
-  path_tree& target(std::uint64_t end_ticks) noexcept {
-    std::size_t k = 0;
-    while (k < cuts.size() && cuts[k].ticks <= end_ticks) ++k;
-    return parts[k];
-  }
-
-  /// reset(): forget the scopes of the interval so far (the boundaries stay).
-  void forget() noexcept {
-    for (path_tree& p : parts) p.clear();
-  }
-};
-
-}  // namespace detail
-SCOPEPROF_NAMESPACE_END
-// ---- end scopeprof/detail/intervals.hpp ----
 // ---- begin scopeprof/detail/raw_snapshot.hpp ----
 // scopeprof: what collect() hands to the report builder: per-thread records already in nanoseconds, the
 // call sites, the counts, the evidence, and the CUPTI records. The recorder and the backends fill it;
@@ -3380,6 +3267,7 @@ struct raw_snapshot {
   std::uint64_t steps_lost = 0;  // next_step() calls not recorded (out of memory)
   folded_paths folded;
   timeline_counts timeline;
+  std::uint64_t device_unresolved = 0;  // device-timed scopes folded while their work still ran (no span)
 };
 
 /// Build a report from a raw snapshot (collect() does this; tests may too, with <scopeprof.hpp> and this
@@ -3389,13 +3277,6 @@ SCOPEPROF_API report build_report(raw_snapshot raw);
 }  // namespace detail
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/detail/raw_snapshot.hpp ----
-// ---- begin scopeprof/detail/snapshot.hpp ----
-// scopeprof: what collect() and reset() do to the recorder, without stopping any thread. The lists are
-// copied under the registry mutex, each thread's chunks are walked without a lock (chunked_log.hpp), and
-// everything slow (converting records, waiting for the GPU, building the report) runs with only collect_mu
-// held, which no scope ever takes. Chunks are freed only by reset() and thread buffers only by
-// release_exited(), both under collect_mu, so the copies stay valid while collect() reads them.
-
 
 #include <algorithm>
 #include <cstdint>
@@ -3551,6 +3432,267 @@ inline void release_exited(registry& r, const std::vector<thread_buffer*>& empti
 }  // namespace detail
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/detail/snapshot.hpp ----
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// A folded scope's device outcome, as the timeline keeps it (status not_timed: no device record, or its
+/// work was still running when the scope was folded).
+struct device_outcome {
+  std::int64_t begin_ns = 0;
+  std::int64_t end_ns = 0;
+  std::uintptr_t stream = 0;
+  std::int32_t device = -1;
+  device_status status = device_status::not_timed;
+};
+
+/// What the CUDA-event backend does for the drain; installed when device timing starts (null before, and
+/// in builds without CUDA). Both run under collect_mu.
+struct device_drain_hooks {
+  /// Resolve the pending (and captured) records among `records` by querying their events, never
+  /// waiting; with `wait`, first wait a bounded time for the newest pending event of each stream.
+  void (*resolve)(std::vector<device_record*>& records, bool wait) noexcept;
+  /// Records whose scopes were folded while their work still ran (or whose host record was dropped): their
+  /// events are set aside until the GPU is done with them.
+  void (*retire)(const std::vector<device_record*>& records) noexcept;
+};
+inline std::atomic<const device_drain_hooks*> g_device_drain{nullptr};
+
+/// The device outcome of a resolved, captured or invalid record (pending: not_timed).
+inline device_outcome outcome_of(const device_record& x) noexcept {
+  device_outcome out;
+  out.stream = reinterpret_cast<std::uintptr_t>(x.stream);
+  out.device = x.device;
+  switch (x.state) {
+    case dev_resolved:
+      out.status = device_status::ok;
+      out.begin_ns = x.begin_ns;
+      out.end_ns = x.end_ns;
+      break;
+    case dev_captured: out.status = device_status::captured; break;
+    case dev_invalid: out.status = device_status::invalid; break;
+    default: break;
+  }
+  return out;
+}
+
+/// `in` with the span of `out`, when it has one.
+inline void add_span(fold_input& in, const device_outcome& out) noexcept {
+  if (out.status != device_status::ok) return;
+  in.timed = true;
+  in.device = out.device;
+  in.stream = out.stream;
+  in.device_begin_ns = out.begin_ns;
+  in.device_end_ns = out.end_ns;
+}
+
+/// One thread's device records not folded yet, [from, to) of its device log, walked beside its host
+/// records in one pass. Scratch storage comes from the caller (kept between passes).
+class device_walk {
+ public:
+  device_walk(const thread_view& t, std::uint64_t cursor, std::vector<device_record*>& scratch,
+              std::vector<device_record*>& retire)
+      : records_(scratch), retire_(retire), from_((std::max)(cursor, t.device_floor)) {
+    records_.clear();
+    chunked_log<device_record>::for_each(t.device_chunks, from_, t.device_count,
+                                         [&](std::uint64_t, device_record& x) { records_.push_back(&x); });
+  }
+
+  /// Where a background pass stops this thread's fold (host records [from, to) published): at the first
+  /// scope whose device work is still running, and before the newest record while its device record may
+  /// still come (`settled`: the thread has exited, or nothing is device-timed in this process).
+  std::uint64_t gate(std::uint64_t to, bool settled) const noexcept {
+    std::uint64_t newest_with_device = no_record;
+    for (const device_record* x : records_) {
+      if (x->host_index == no_record) continue;
+      if (x->host_index >= to) break;
+      if (x->state == dev_pending) return x->host_index;
+      newest_with_device = x->host_index;
+    }
+    if (settled || to == 0 || newest_with_device == to - 1) return to;
+    return to - 1;
+  }
+
+  /// The outcome of host record `index` (the walk moves forward only); records passed over whose host
+  /// record is gone, and a pending one taken here, go to the retire list.
+  device_outcome take(std::uint64_t index) {
+    while (next_ < records_.size() && (records_[next_]->host_index < index || records_[next_]->host_index == no_record))
+      pass_over(*records_[next_++]);
+    if (next_ == records_.size() || records_[next_]->host_index != index) return {};
+    device_record& x = *records_[next_++];
+    if (x.state == dev_pending) {
+      retire_.push_back(&x);
+      ++unresolved_;
+    }
+    return outcome_of(x);
+  }
+
+  /// Scopes taken here while their device work still ran.
+  std::uint64_t unresolved() const noexcept { return unresolved_; }
+
+  /// After the host records below `folded` were folded: pass over the device records that belong to them
+  /// (or to none); returns the new cursor (a device log index).
+  std::uint64_t finish(std::uint64_t folded) {
+    while (next_ < records_.size() && (records_[next_]->host_index < folded || records_[next_]->host_index == no_record))
+      pass_over(*records_[next_++]);
+    return from_ + next_;
+  }
+
+ private:
+  void pass_over(device_record& x) {
+    if (x.state == dev_pending) retire_.push_back(&x);
+  }
+
+  std::vector<device_record*>& records_;
+  std::vector<device_record*>& retire_;
+  std::uint64_t from_;
+  std::size_t next_ = 0;
+  std::uint64_t unresolved_ = 0;
+};
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/device_fold.hpp ----
+// ---- begin scopeprof/detail/intervals.hpp ----
+// scopeprof: interval aggregates (SCOPEPROF_REPORT_EVERY=<N>s|<N>ms|<N>steps): the tables of each interval
+// of a running job, appended as one JSON line per interval, so the job can be watched and plotted while it
+// runs. This header holds the interval's state and decides, at each drain pass, where the interval ends;
+// impl/intervals.hpp writes the lines.
+//
+// Where a scope goes. The drain folds a scope's whole call tree when its outermost scope ends, so a scope
+// belongs to the interval in which its outermost scope ended. Intervals end at host counter values (cuts):
+// every multiple of the period after the setting (seconds), or the mark of step A + k*N (steps, A being
+// the next step when it was set). A pass first finds the cuts it has passed (drain.hpp), then folds each
+// outermost scope into the part its end time falls in: [0] the interval under way, [k] the one after the
+// k-th cut. The closed parts are written as lines and added to the run's tables, and the last part goes on
+// as the interval under way. So the lines tile the run without gap or overlap, and add up to the tables.
+// (A scope of another thread that is being written at the very instant of a cut may land in the next line.)
+
+
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+enum class interval_unit : std::uint8_t { off, nanoseconds, steps };
+
+/// A parsed SCOPEPROF_REPORT_EVERY value.
+struct interval_every {
+  interval_unit unit = interval_unit::off;
+  std::uint64_t n = 0;  // ns or steps
+  std::string text = "off";
+};
+
+/// Parse "<N>s", "<N>ms", "<N>min", "<N>steps" (also "<N>step"), or "off"/"" (off). False, with `why`, for
+/// anything else; `out` is then unchanged.
+inline bool parse_interval_every(const std::string& value, interval_every& out, std::string& why) {
+  if (value.empty() || value == "off" || value == "0") {
+    out = interval_every{};
+    return true;
+  }
+  std::size_t digits = 0;
+  while (digits < value.size() && value[digits] >= '0' && value[digits] <= '9') ++digits;
+  const std::string unit = value.substr(digits);
+  std::uint64_t n = 0;
+  if (digits == 0 || digits > 12 || (n = std::strtoull(value.substr(0, digits).c_str(), nullptr, 10)) == 0) {
+    why = "expected a whole number from 1 followed by s, ms, min or steps, e.g. 10s or 100steps";
+    return false;
+  }
+  interval_every e;
+  e.text = value;
+  std::uint64_t scale = 1;
+  if (unit == "s") e.unit = interval_unit::nanoseconds, scale = 1'000'000'000ull;
+  else if (unit == "ms") e.unit = interval_unit::nanoseconds, scale = 1'000'000ull;
+  else if (unit == "min") e.unit = interval_unit::nanoseconds, scale = 60'000'000'000ull;
+  else if (unit == "steps" || unit == "step") e.unit = interval_unit::steps;
+  else {
+    why = "the unit must be s, ms, min or steps (e.g. 10s or 100steps)";
+    return false;
+  }
+  if (n > (std::numeric_limits<std::uint64_t>::max)() / scale / 2) {
+    why = "an interval too long to count";
+    return false;
+  }
+  e.n = n * scale;
+  if (e.unit == interval_unit::nanoseconds && e.n < 1'000'000ull) {
+    why = "an interval shorter than 1 ms";
+    return false;
+  }
+  out = e;
+  return true;
+}
+
+/// The interval file beside the report at exit: its path without the format's suffix, plus
+/// ".intervals.jsonl"; "scopeprof-%p.intervals.jsonl" when the report goes to no file.
+inline std::string default_interval_path(const std::string& report_target) {
+  const std::string fallback = "scopeprof-%p.intervals.jsonl";
+  if (report_target.empty() || report_target == "stderr" || report_target == "stdout") return fallback;
+  std::string base = report_target;
+  const auto strip = [&base](std::string_view suffix) {
+    if (base.size() > suffix.size() && base.compare(base.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      base.resize(base.size() - suffix.size());
+      return true;
+    }
+    return false;
+  };
+  strip(".gz");
+  for (std::string_view s : {".json", ".csv", ".txt", ".html"})
+    if (strip(s)) break;
+  if (!strip(".trace")) strip(".speedscope");
+  return base + ".intervals.jsonl";
+}
+
+/// One end of an interval found by a pass: the host counter value, and (steps) the mark's number.
+struct interval_cut {
+  std::uint64_t ticks = 0;
+  std::uint64_t step = 0;
+  std::int64_t ns = 0;  // seconds: the steady ns it stands for (0: from ticks)
+};
+
+/// The interval now being filled, and where the intervals a pass closes end. Under collect_mu.
+struct interval_state {
+  interval_every every;
+  std::string path;                 // the JSON lines file, %p for the process id ("" until set)
+  std::vector<path_tree> parts = std::vector<path_tree>(1);  // [0]: the interval under way; [k]: after cuts[k-1]
+  std::vector<interval_cut> cuts;   // this pass: where intervals end, ascending
+  std::uint64_t begin_ticks = 0;    // where the interval under way began (host counter)
+  std::uint64_t begin_step = 0;     // steps: the mark that opened it (its number)
+  std::int64_t begin_ns = 0;        // where it began, steady ns as the previous line's end was written
+  std::int64_t due_ns = 0;          // seconds: steady ns at which the interval under way ends
+  std::int64_t next_due_ns = 0;     // ... after this pass's cuts
+  bool final_line = false;          // this pass writes the last line (exit)
+  std::uint64_t lines = 0;          // interval lines written
+  std::uint64_t lines_failed = 0;   // lines that could not be written
+  bool warned = false;              // a write failure was reported
+
+  bool active() const noexcept { return every.unit != interval_unit::off; }
+
+  /// The part an outermost scope that ended at `end_ticks` is folded into, when intervals are on.
+  path_tree& target(std::uint64_t end_ticks) noexcept {
+    std::size_t k = 0;
+    while (k < cuts.size() && cuts[k].ticks <= end_ticks) ++k;
+    return parts[k];
+  }
+
+  /// reset(): forget the scopes of the interval so far (the boundaries stay).
+  void forget() noexcept {
+    for (path_tree& p : parts) p.clear();
+  }
+};
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/intervals.hpp ----
 // ---- begin scopeprof/detail/timeline.hpp ----
 // scopeprof: the timeline: which finished scopes are kept one by one for traces, and where. The tables
 // never depend on it (every scope is folded into them, drain.hpp); SCOPEPROF_TRACE only bounds what the
@@ -3566,6 +3708,7 @@ SCOPEPROF_NAMESPACE_END
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 SCOPEPROF_NAMESPACE_BEGIN
@@ -3621,36 +3764,51 @@ inline bool parse_trace_policy(const std::string& value, trace_policy& out, std:
 }
 
 /// One thread's kept records, in blocks that grow from 64 to 4096 records (a thread with a few scopes holds
-/// little; growing never copies what is there), with the log index of each as runs of consecutive indices.
+/// little; growing never copies what is there), with the log index of each as runs of consecutive indices,
+/// and the device outcome of those that have one (by position).
 class record_store {
  public:
   static constexpr std::uint64_t first_block = 64, max_block = 4096;
 
   /// May throw (out of memory); nothing is added then.
-  void push(std::uint64_t index, const record& rec) {
+  void push(std::uint64_t index, const record& rec, const device_outcome& device = {}) {
     if (size_ == room_) {
       const std::uint64_t n = blocks_.empty() ? first_block : (std::min)(blocks_.back().size * 4, max_block);
       blocks_.push_back({std::unique_ptr<record[]>(new record[n]), n});
       room_ += n;
     }
-    if (runs_.empty() || runs_.back().first_index + (size_ - runs_.back().position) != index) runs_.push_back({index, size_});
+    const bool new_run = runs_.empty() || runs_.back().first_index + (size_ - runs_.back().position) != index;
+    if (new_run) runs_.push_back({index, size_});
+    if (device.status != device_status::not_timed) {
+      try {
+        device_.push_back({size_, device});
+      } catch (...) {
+        if (new_run) runs_.pop_back();
+        throw;
+      }
+    }
     block& b = blocks_.back();
     b.items[b.size - (room_ - size_)] = rec;
     ++size_;
   }
   std::uint64_t size() const noexcept { return size_; }
-  /// f(record) for each record kept, in order.
+  /// f(record, device outcome or nullptr) for each record kept, in order.
   template <class F>
   void for_each(F&& f) const {
-    std::uint64_t left = size_;
+    std::uint64_t left = size_, position = 0;
+    std::size_t d = 0;
     for (const block& b : blocks_)
-      for (std::uint64_t i = 0; i < b.size && left > 0; ++i, --left) f(b.items[i]);
+      for (std::uint64_t i = 0; i < b.size && left > 0; ++i, --left, ++position) {
+        const bool timed = d < device_.size() && device_[d].first == position;
+        f(b.items[i], timed ? &device_[d++].second : nullptr);
+      }
   }
   const std::vector<record_run>& runs() const noexcept { return runs_; }
   /// Empty again; the memory goes back.
   void clear() noexcept {
     std::vector<block>().swap(blocks_);
     std::vector<record_run>().swap(runs_);
+    std::vector<std::pair<std::uint64_t, device_outcome>>().swap(device_);
     size_ = room_ = 0;
   }
 
@@ -3661,6 +3819,7 @@ class record_store {
   };
   std::vector<block> blocks_;
   std::vector<record_run> runs_;
+  std::vector<std::pair<std::uint64_t, device_outcome>> device_;  // position, outcome
   std::uint64_t size_ = 0, room_ = 0;
 };
 
@@ -3671,6 +3830,7 @@ class record_ring {
     record rec;
     std::uint64_t index;
     const thread_buffer* thread;
+    device_outcome device;
   };
   /// Room for n records (allocated as they come). Forgets what it held.
   void reset(std::uint64_t n) noexcept {
@@ -3731,6 +3891,7 @@ struct thread_drain {
   std::uint64_t folded = 0;       // log index of the next record to fold
   std::uint64_t step_cursor = 0;  // next step mark to look at (steps:A-B)
   std::uint64_t interval_cursor = 0;  // ... for SCOPEPROF_REPORT_EVERY=<N>steps
+  std::uint64_t device_cursor = 0;    // device log index of the next device record to fold
   record_store kept;              // the timeline's records of this thread (all, steps:A-B)
 };
 
@@ -3752,6 +3913,8 @@ struct drain_state {
   std::uint64_t folded_total = 0;    // records passed over: folded, or forgotten by reset() (never reset)
   std::uint64_t pass_ns_total = 0;   // steady-clock time spent in passes
   std::uint64_t pass_ns_max = 0;
+  std::uint64_t device_unresolved = 0;  // device-timed scopes folded while their work still ran (no span)
+  std::vector<device_record*> device_batch, device_scratch, device_retire;  // scratch of a pass
 };
 
 /// The process's drain state: created on first use, never destroyed (the drain thread may still run
@@ -3844,7 +4007,7 @@ inline void plan_interval(const registry& r, drain_state& d, const registry_view
 
 /// Give one folded record to the timeline. May throw (out of memory).
 inline void keep_in_timeline(drain_state& d, const registry& r, thread_drain& td, const thread_buffer* owner,
-                             std::uint64_t index, const record& rec) {
+                             std::uint64_t index, const record& rec, const device_outcome& device) {
   bool keep = false;
   switch (d.policy.mode) {
     case trace_mode::all: keep = d.kept < r.max_records.load(std::memory_order_relaxed); break;
@@ -3854,7 +4017,7 @@ inline void keep_in_timeline(drain_state& d, const registry& r, thread_drain& td
              d.kept < r.max_records.load(std::memory_order_relaxed);
       break;
     case trace_mode::last:
-      if (d.ring.put({rec, index, owner})) ++d.left_out;
+      if (d.ring.put({rec, index, owner, device})) ++d.left_out;
       else ++d.kept;
       return;
   }
@@ -3862,7 +4025,7 @@ inline void keep_in_timeline(drain_state& d, const registry& r, thread_drain& td
     ++d.left_out;
     return;
   }
-  td.kept.push(index, rec);
+  td.kept.push(index, rec, device);
   ++d.kept;
 }
 
@@ -3870,27 +4033,38 @@ inline void keep_in_timeline(drain_state& d, const registry& r, thread_drain& td
 /// scopes need and forget them.
 enum class pass_kind : std::uint8_t { fold, forget };
 
-/// Fold one thread's records [td.folded, to) and hand the chunks that hold only folded records back.
-/// Returns true when a chunk went back.
-inline bool drain_thread(registry& r, drain_state& d, const thread_view& t, pass_kind kind) {
+/// What a pass may leave for later: a background pass stops a thread's fold where device work is still
+/// running; a pass for collect(), reset() or a dump folds everything (device_fold.hpp).
+enum class pass_scope : std::uint8_t { background, complete };
+
+/// Fold one thread's records [td.folded, to) (a background pass: up to its device gate) and hand the
+/// chunks that hold only folded records back. Returns true when a chunk went back.
+inline bool drain_thread(registry& r, drain_state& d, const thread_view& t, pass_kind kind, pass_scope scope) {
   thread_drain& td = d.threads[t.buffer];
   thread_buffer& b = *t.buffer;
-  const std::uint64_t to = t.counters.recorded;
+  const device_drain_hooks* hooks = g_device_drain.load(std::memory_order_acquire);
+  d.device_retire.clear();
+  device_walk device(t, td.device_cursor, d.device_scratch, d.device_retire);
   const std::uint64_t from = (std::max)(td.folded, b.records.floor);
+  std::uint64_t to = t.counters.recorded;
+  if (scope == pass_scope::background) to = (std::max)(from, device.gate(to, t.exited || hooks == nullptr));
+  const auto input = [&](const record& rec, const device_outcome& out) {
+    fold_input in{rec.site, rec.depth, static_cast<std::int64_t>(rec.begin_ticks), static_cast<std::int64_t>(rec.end_ticks)};
+    add_span(in, out);
+    return in;
+  };
   if (from < to && kind == pass_kind::forget) {
     try {
-      b.records.for_each(from, to, [&](std::uint64_t, const record& rec) {
-        td.fold.skip({rec.site, rec.depth, static_cast<std::int64_t>(rec.begin_ticks), static_cast<std::int64_t>(rec.end_ticks)});
-      });
+      b.records.for_each(from, to, [&](std::uint64_t i, const record& rec) { td.fold.skip(input(rec, device.take(i))); });
     } catch (...) {
       // out of memory for a deeper level: open scopes' self times may count those children as their own
     }
   } else if (from < to) {
     b.records.for_each(from, to, [&](std::uint64_t i, const record& rec) {
       try {
-        td.fold.add({rec.site, rec.depth, static_cast<std::int64_t>(rec.begin_ticks), static_cast<std::int64_t>(rec.end_ticks)},
-                    d.intervals.active() ? d.intervals.target(rec.end_ticks) : d.tree);
-        keep_in_timeline(d, r, td, t.buffer, i, rec);
+        const device_outcome out = device.take(i);
+        td.fold.add(input(rec, out), d.intervals.active() ? d.intervals.target(rec.end_ticks) : d.tree);
+        keep_in_timeline(d, r, td, t.buffer, i, rec, out);
       } catch (...) {
         ++d.fold_failed;  // counted in the report's warnings
       }
@@ -3898,6 +4072,13 @@ inline bool drain_thread(registry& r, drain_state& d, const thread_view& t, pass
   }
   if (to > from) d.folded_total += to - from;
   td.folded = (std::max)(from, to);
+  td.device_cursor = device.finish(td.folded);
+  if (kind == pass_kind::fold) d.device_unresolved += device.unresolved();
+  if (hooks != nullptr && !d.device_retire.empty()) hooks->retire(d.device_retire);
+  b.device.discard_below(td.device_cursor, t.exited, [&](device_chunk* ch) {
+    r.device_records_held.fetch_sub(ch->capacity, std::memory_order_relaxed);
+    device_chunk::destroy(ch);
+  });
   bool freed = false;
   b.records.discard_below(td.folded, t.exited, [&](record_chunk* ch) {
     return_chunk(r, ch);
@@ -3906,14 +4087,36 @@ inline bool drain_thread(registry& r, drain_state& d, const thread_view& t, pass
   return freed;
 }
 
+/// Resolve what the GPU has finished among the device records not folded yet, every thread's at once
+/// (one round of CUDA set-up); a complete pass first waits, boundedly, for each stream. Under collect_mu.
+inline void resolve_device_work(drain_state& d, const registry_view& view, pass_scope scope) {
+  const device_drain_hooks* hooks = g_device_drain.load(std::memory_order_acquire);
+  if (hooks == nullptr) return;
+  d.device_batch.clear();
+  for (const thread_view& t : view.threads) {
+    const auto it = d.threads.find(t.buffer);
+    const std::uint64_t from = (std::max)(it == d.threads.end() ? 0 : it->second.device_cursor, t.device_floor);
+    chunked_log<device_record>::for_each(t.device_chunks, from, t.device_count, [&](std::uint64_t, device_record& x) {
+      if (x.state == dev_pending || x.state == dev_captured) d.device_batch.push_back(&x);
+    });
+  }
+  hooks->resolve(d.device_batch, scope == pass_scope::complete);
+}
+
 /// One pass over the threads of `view` (read under collect_mu just before). Under collect_mu.
-inline void drain_pass(registry& r, drain_state& d, const registry_view& view, pass_kind kind = pass_kind::fold) {
+inline void drain_pass(registry& r, drain_state& d, const registry_view& view, pass_kind kind = pass_kind::fold,
+                       pass_scope scope = pass_scope::complete) {
   const auto start = std::chrono::steady_clock::now();
   if (d.policy.mode == trace_mode::steps) scan_step_marks(d, view);
   const bool intervals = d.intervals.active() && kind == pass_kind::fold;
   if (intervals) plan_interval(r, d, view);
+  try {
+    resolve_device_work(d, view, scope);
+  } catch (...) {
+    // out of memory listing the device records: those not resolved are folded without a span or wait
+  }
   bool freed = false;
-  for (const thread_view& t : view.threads) freed |= drain_thread(r, d, t, kind);
+  for (const thread_view& t : view.threads) freed |= drain_thread(r, d, t, kind, scope);
   if (intervals && !d.intervals.cuts.empty()) close_intervals(r, d, view);
   ++d.passes;
   const auto ns = static_cast<std::uint64_t>(
@@ -3927,6 +4130,7 @@ inline void drain_pass(registry& r, drain_state& d, const registry_view& view, p
 /// grafted at the root (as the records of such scopes are placed). Under collect_mu. May throw.
 inline void snapshot_fold(const drain_state& d, const registry_view& view, double ns_per_tick, folded_paths& out) {
   out.present = true;
+  out.device = true;  // the drain folds every scope with its device outcome
   out.ns_per_tick = ns_per_tick;
   out.tree = d.tree;
   for (const path_tree& part : d.intervals.parts) out.tree.graft(part, path_tree::root);
@@ -3942,12 +4146,19 @@ inline void snapshot_fold(const drain_state& d, const registry_view& view, doubl
   }
 }
 
-inline raw_instance instance_of(const record& rec, const tick_converter& conv) {
+inline raw_instance instance_of(const record& rec, const tick_converter& conv, const device_outcome* device) {
   raw_instance x;
   x.site = rec.site;
   x.depth = rec.depth;
   x.host_begin_ns = conv.to_ns(rec.begin_ticks);
   x.host_end_ns = conv.to_ns(rec.end_ticks);
+  if (device != nullptr) {
+    x.device = device->status;
+    x.device_id = device->device;
+    x.stream = device->stream;
+    x.device_begin_ns = device->begin_ns;
+    x.device_end_ns = device->end_ns;
+  }
   return x;
 }
 
@@ -3963,7 +4174,7 @@ inline void read_timeline(const drain_state& d, const registry_view& view, const
       raw_thread& th = raw.threads[it->second];
       if (th.runs.empty() || th.runs.back().first_index + (th.records.size() - th.runs.back().position) != e.index)
         th.runs.push_back({e.index, th.records.size()});
-      th.records.push_back(instance_of(e.rec, conv));
+      th.records.push_back(instance_of(e.rec, conv, &e.device));
     });
   } else {
     for (std::size_t t = 0; t < view.threads.size(); ++t) {
@@ -3972,13 +4183,16 @@ inline void read_timeline(const drain_state& d, const registry_view& view, const
       const record_store& kept = it->second.kept;
       raw_thread& th = raw.threads[t];
       th.records.reserve(static_cast<std::size_t>(kept.size()));
-      kept.for_each([&](const record& rec) { th.records.push_back(instance_of(rec, conv)); });
+      kept.for_each([&](const record& rec, const device_outcome* device) {
+        th.records.push_back(instance_of(rec, conv, device));
+      });
       th.runs = kept.runs();
     }
   }
   for (const raw_thread& th : raw.threads) raw.timeline.kept += th.records.size();
   raw.timeline.policy = d.policy.text;
   raw.timeline.left_out = d.left_out;
+  raw.device_unresolved = d.device_unresolved;
 }
 
 /// reset(): forget every folded scope (what ended under scopes still open stays as structure, so their
@@ -3992,7 +4206,7 @@ inline void forget_drained(drain_state& d, const std::vector<thread_buffer*>& go
   }
   for (const thread_buffer* b : gone) d.threads.erase(b);
   d.ring.reset(d.policy.last_n);
-  d.kept = d.left_out = d.fold_failed = 0;
+  d.kept = d.left_out = d.fold_failed = d.device_unresolved = 0;
 }
 
 }  // namespace detail
@@ -4173,7 +4387,7 @@ inline std::uint64_t background_pass(registry& r) noexcept {
       const std::uint64_t folded = it == d.threads.end() ? 0 : it->second.folded;
       if (t.counters.recorded > folded) waiting += t.counters.recorded - folded;
     }
-    drain_pass(r, d, view);
+    drain_pass(r, d, view, pass_kind::fold, pass_scope::background);
     ++d.background_passes;
     return waiting;
   } catch (...) {
@@ -4191,9 +4405,19 @@ inline void drain_loop() noexcept {
   }
 }
 
+/// At exit: no new pass starts, and a pass under way is given up to a second to end, so it is not querying
+/// CUDA events while the CUDA runtime tears itself down (a pass holds collect_mu).
 inline void stop_drain_at_exit() noexcept {
+  registry& r = the_registry();
   std::uint8_t running = drain_running;
-  the_registry().drain_thread.compare_exchange_strong(running, drain_off, std::memory_order_acq_rel);
+  if (!r.drain_thread.compare_exchange_strong(running, drain_off, std::memory_order_acq_rel)) return;
+  for (int i = 0; i < 1000; ++i) {
+    if (r.collect_mu.try_lock()) {
+      r.collect_mu.unlock();
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 #if SCOPEPROF_HAS_ATFORK
@@ -4506,7 +4730,6 @@ struct device_registry {
   std::string off_reason;  // why device timing is off, when it is
   std::vector<std::unique_ptr<device_context>> devices;
   std::atomic<std::uint64_t> skipped{0};  // scopes that wanted device time but did not get it
-  std::uint64_t pending = 0;              // unresolved at the last collect (still running on the GPU)
   std::uint64_t wait_ms = 5000;           // longest collect() waits for a stream's newest event
   // Records reset() discarded while their events were still on the GPU: collect() resolves them (so
   // their events go back to the pool) and then forgets them. Under the registry's collect_mu.
@@ -4743,6 +4966,250 @@ inline device_event_census event_census(int device) noexcept {
 }  // namespace detail
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/backends/cuda_device.hpp ----
+// ---- begin scopeprof/backends/cuda_resolve.hpp ----
+// scopeprof: turning recorded CUDA event pairs into device spans on the host timeline (SCOPEPROF_WITH_CUDA=1),
+// for the drain (detail/device_fold.hpp): in the background by queries only, and for collect() after one
+// bounded wait per stream for its newest event. cudaEventElapsedTime gives each pair's span and its begin
+// against a reference event whose host time is known; a fresh reference is taken at least every
+// reference_period, so the float offset from it stays short (its step under 8 ns) however long the run.
+// Resolved events go back to the pool; reference events no record needs any more are destroyed.
+
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+#if SCOPEPROF_WITH_CUDA
+
+/// The reference a record is placed against: its own generation while that reference exists, else the
+/// newest (cudaEventElapsedTime is signed, so a reference recorded after the begin event serves as well).
+/// A captured scope's events are recorded again by every replay: the newest reference is the nearest.
+inline const reference_event* reference_for(const device_context& ctx, const device_record& r) noexcept {
+  if (ctx.references.empty()) return nullptr;
+  if (r.capture_id == 0)
+    for (const auto& ref : ctx.references)
+      if (ref.generation == r.reference) return &ref;
+  return &ctx.references.back();
+}
+
+/// Wait, at most wait_ms per (device, stream), for the newest pending event: once it is done, the stream's
+/// earlier events are too.
+inline void wait_for_streams(device_registry& d, const std::vector<device_record*>& records) noexcept {
+  try {
+    std::map<std::pair<int, void*>, device_record*> newest;
+    for (device_record* r : records)
+      if (r->capture_id == 0 && r->end_event != nullptr && r->state == dev_pending) newest[{r->device, r->stream}] = r;
+    for (auto& [key, r] : newest) {
+      device_context& ctx = *d.devices[static_cast<std::size_t>(key.first)];
+      if (!ctx.ready.load(std::memory_order_acquire) || ctx.failed.load(std::memory_order_acquire)) continue;
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(d.wait_ms);
+      cudaError_t e;
+      while ((e = cudaEventQuery(static_cast<cudaEvent_t>(r->end_event))) == cudaErrorNotReady &&
+             std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+      if (e != cudaSuccess && e != cudaErrorNotReady) fail_device(ctx, "cudaEventQuery", e);
+    }
+  } catch (...) {
+  }
+}
+
+/// A new reference is taken at least this often while records are being resolved (ns).
+constexpr std::int64_t reference_period_ns = 100'000'000;
+
+/// One record: resolved, still captured, still running (pending: returns false), or invalid.
+inline bool resolve_one(device_registry& d, device_record& r) noexcept {
+  device_context& ctx = *d.devices[static_cast<std::size_t>(r.device)];
+  const reference_event* ref = reference_for(ctx, r);
+  if (ctx.failed.load(std::memory_order_acquire) || !ctx.ready.load(std::memory_order_acquire) || ref == nullptr) {
+    r.state = dev_invalid;
+    return true;
+  }
+  const auto begin = static_cast<cudaEvent_t>(r.begin_event), end = static_cast<cudaEvent_t>(r.end_event);
+  if (r.capture_id != 0) {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    unsigned long long id = 0;
+    const cudaError_t ce = cudaStreamGetCaptureInfo(static_cast<cudaStream_t>(r.stream), &status, &id);
+    if (ce == cudaSuccess && status != cudaStreamCaptureStatusNone && id == r.capture_id) {
+      r.state = dev_captured;  // still being captured: not even a query
+      return true;
+    }
+  }
+  float span_ms = 0, offset_ms = 0;
+  cudaError_t e = cudaEventElapsedTime(&span_ms, begin, end);
+  if (e == cudaSuccess) e = cudaEventElapsedTime(&offset_ms, ref->event, begin);
+  if (e == cudaErrorNotReady) {
+    // Not run yet: a captured graph not replayed, or work still queued behind something slow.
+    if (r.capture_id == 0) return false;
+    r.state = dev_captured;
+    return true;
+  }
+  if (e != cudaSuccess) {
+    if (e != cudaErrorInvalidResourceHandle) fail_device(ctx, "cudaEventElapsedTime", e);
+    r.state = dev_invalid;
+    return true;
+  }
+  r.begin_ns = ref->host_ns + std::llround(static_cast<double>(offset_ms) * 1e6);
+  r.end_ns = r.begin_ns + std::llround(static_cast<double>(span_ms) * 1e6);
+  r.state = dev_resolved;  // a captured scope: the latest replay's span; a later collect may see a later one
+  ++ctx.scopes_timed;
+  if (r.capture_id == 0) {  // captured events stay with the graph: every replay records them again
+    give_back_event(begin, r.device);
+    give_back_event(end, r.device);
+    r.begin_event = r.end_event = nullptr;
+  }
+  return true;
+}
+
+/// Resolve every pending or captured record of `all`; once a stream's record is still running, its later
+/// ones are not even queried (a stream runs its work in order).
+inline void resolve_in_order(device_registry& d, const std::vector<device_record*>& all) {
+  std::vector<std::pair<int, void*>> busy;  // (device, stream) with work still running
+  for (device_record* r : all) {
+    if (r->state != dev_pending && r->state != dev_captured) continue;
+    const std::pair<int, void*> key{r->device, r->stream};
+    if (r->capture_id == 0 && std::find(busy.begin(), busy.end(), key) != busy.end()) continue;
+    if (!resolve_one(d, *r)) busy.push_back(key);
+  }
+}
+
+/// After a new reference was added: destroy the references no record can need. Kept: the newest two (the
+/// older one is what scopes open across this collect began against) and those of records still pending.
+inline void prune_references(device_context& ctx, const std::vector<std::pair<int, std::uint32_t>>& pending) noexcept {
+  auto& refs = ctx.references;
+  if (refs.size() <= 2) return;
+  const std::size_t keep_from = refs.size() - 2;
+  std::size_t out = 0;
+  for (std::size_t i = 0; i < refs.size(); ++i) {
+    const bool needed = i >= keep_from || std::binary_search(pending.begin(), pending.end(),
+                                                             std::make_pair(ctx.ordinal, refs[i].generation));
+    if (needed) refs[out++] = refs[i];
+    else cudaEventDestroy(refs[i].event);  // (errors are cleared by the caller)
+  }
+  refs.resize(out);
+}
+
+/// Resolve every pending record it is given, and the records set aside (retire_device_records), without
+/// waiting; with `wait` (a pass for collect(), reset() or a dump), after one bounded wait per stream. Never
+/// touches an event whose capture is still open; recycles resolved events; takes a fresh reference per
+/// device in use when asked to wait or when the newest is reference_period old, and destroys those no
+/// pending record needs. Called with the registry's collect_mu held (and no other lock).
+inline void resolve_device_records(std::vector<device_record*>& records, bool wait) noexcept {
+  device_registry& d = the_devices();
+  if ((records.empty() && d.retired.empty()) || d.count == 0) return;
+  const cudaError_t pending = cudaPeekAtLastError();
+  int saved_device = 0;
+  const bool have_saved_device = cudaGetDevice(&saved_device) == cudaSuccess;
+  // Relaxed capture mode for this thread: our queries must not disturb a capture running elsewhere.
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  const bool mode_swapped = cudaThreadExchangeStreamCaptureMode(&mode) == cudaSuccess;
+  try {
+    std::vector<device_record*> all(records);
+    for (device_record& r : d.retired) all.push_back(&r);
+    if (wait) wait_for_streams(d, all);
+    resolve_in_order(d, all);
+    flush_event_cache(t_event_cache);
+    std::vector<std::pair<int, std::uint32_t>> still_pending;  // (device, generation) of unresolved records
+    for (const device_record* r : all)
+      if (r->state == dev_pending) still_pending.emplace_back(r->device, r->reference);
+    std::sort(still_pending.begin(), still_pending.end());
+    still_pending.erase(std::unique(still_pending.begin(), still_pending.end()), still_pending.end());
+    const std::int64_t now = steady_now_ns();
+    for (auto& ctx : d.devices) {
+      if (!ctx->ready.load(std::memory_order_acquire) || ctx->failed.load(std::memory_order_acquire)) continue;
+      const bool due = wait || ctx->references.empty() || now - ctx->references.back().host_ns >= reference_period_ns;
+      if (due && cudaSetDevice(ctx->ordinal) == cudaSuccess && add_reference(*ctx) == cudaSuccess)
+        prune_references(*ctx, still_pending);
+    }
+    d.retired.erase(std::remove_if(d.retired.begin(), d.retired.end(),
+                                   [](const device_record& r) { return r.state != dev_pending; }),
+                    d.retired.end());
+  } catch (...) {
+  }
+  if (mode_swapped) cudaThreadExchangeStreamCaptureMode(&mode);
+  if (have_saved_device) cudaSetDevice(saved_device);
+  forget_our_error(pending);
+}
+
+/// reset(): records being discarded. Resolved ones hold no events; captured ones leave theirs to the graph;
+/// pending ones (their events may still be on the GPU) are kept aside until a collect() sees them done.
+/// Never waits. Called with the registry's collect_mu held.
+inline void retire_device_records(const std::vector<device_record*>& discarded) noexcept {
+  device_registry& d = the_devices();
+  for (const device_record* r : discarded) {
+    if (r->state != dev_pending || r->capture_id != 0 || r->end_event == nullptr) continue;
+    try {
+      d.retired.push_back(*r);
+      d.retired.back().host_index = no_record;
+    } catch (...) {  // out of memory: give the events back unresolved (their next record replaces the old)
+      give_back_event(static_cast<cudaEvent_t>(r->begin_event), r->device);
+      give_back_event(static_cast<cudaEvent_t>(r->end_event), r->device);
+    }
+  }
+  flush_event_cache(t_event_cache);
+}
+
+inline std::string format_ms(double ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f ms", ms);
+  return buf;
+}
+
+/// The report header's line about device time. `ns_per_tick` converts the host ticks of set-up counted
+/// inside scopes.
+inline std::string device_evidence(bool& valid, double ns_per_tick, std::uint64_t unresolved) {
+  device_registry& d = the_devices();
+  std::lock_guard<std::mutex> lock(d.mu);
+  valid = false;
+  const std::uint8_t state = g_device_timing.load(std::memory_order_acquire);
+  if (!d.off_reason.empty()) return d.off_reason;
+  if (state == device_timing_off) return "n/a (device timing switched off: SCOPEPROF_DEVICE=0 or set_device_timing(false))";
+  if (!d.probed) return "n/a (no scope has asked for device time yet)";
+  std::string s = "CUDA events (span between a scope's boundaries on its stream)";
+  std::string failures;
+  std::uint64_t timed = 0;
+  for (const auto& ctx : d.devices) {
+    std::lock_guard<std::mutex> clock(ctx->mu);
+    timed += ctx->scopes_timed;
+    if (ctx->failed.load(std::memory_order_acquire)) failures += "; GPU " + std::to_string(ctx->ordinal) + " INVALID after " + ctx->failure;
+  }
+  valid = failures.empty();
+  s += ", " + std::to_string(timed) + " spans resolved";
+  if (unresolved)
+    s += ", " + std::to_string(unresolved) + " still running on the GPU when their scopes were folded (no span)";
+  const std::uint64_t skipped = d.skipped.load(std::memory_order_relaxed) + the_registry().device_records_skipped.load();
+  if (skipped) s += ", " + std::to_string(skipped) + " scopes not timed (event pool or record cap)";
+  const double setup_ms = static_cast<double>(d.setup_ns.load(std::memory_order_relaxed)) / 1e6;
+  const double inside_ms = static_cast<double>(d.setup_in_scopes_ticks.load(std::memory_order_relaxed)) * ns_per_tick / 1e6;
+  if (setup_ms > 0)
+    s += "; one-time set-up " + format_ms(setup_ms) +
+         (inside_ms > 0 ? " (" + format_ms(inside_ms) + " of it inside enclosing scopes, none in the scope it served)"
+                        : " (outside every scope)");
+  return s + failures;
+}
+
+/// The drain's way to this backend, installed when device timing starts (probe_devices).
+inline constexpr device_drain_hooks cuda_drain_hooks{&resolve_device_records, &retire_device_records};
+
+#else  // !SCOPEPROF_WITH_CUDA
+
+inline void resolve_device_records(std::vector<device_record*>&, bool) noexcept {}
+inline void retire_device_records(const std::vector<device_record*>&) noexcept {}
+
+#endif
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/backends/cuda_resolve.hpp ----
 
 #include <atomic>
 #include <cstdint>
@@ -4783,6 +5250,7 @@ SCOPEPROF_NOINLINE SCOPEPROF_API void probe_devices() noexcept {
     }
     g_thread_attach_hook.store(&device_thread_attach, std::memory_order_release);
     g_thread_exit_hook.store(&device_thread_exit, std::memory_order_release);
+    g_device_drain.store(&cuda_drain_hooks, std::memory_order_release);
     g_device_timing.store(device_timing_on, std::memory_order_release);
   } catch (...) {
     g_device_timing.store(device_timing_off, std::memory_order_release);
@@ -10602,229 +11070,11 @@ SCOPEPROF_NAMESPACE_END
 // come first: CUPTI attributes its records to host records whose device spans are then in place.
 
 // ---- begin scopeprof/backends/cuda_collect.hpp ----
-// scopeprof: the CUDA-event backend's work outside the scopes (backend_hooks.hpp): collect() resolves the
-// event pairs of the threads in the snapshot and attaches each span to its host record; reset() puts the
-// discarded pairs aside (their events may still be on the GPU) and frees their chunks.
+// scopeprof: the CUDA-event backend's work outside the scopes (backend_hooks.hpp). The drain resolves the
+// event pairs and folds their spans (cuda_resolve.hpp through detail/device_fold.hpp); collect() adds the
+// report's device line; reset() puts the pairs not folded yet aside (their events may still be on the GPU)
+// and frees their chunks.
 
-// ---- begin scopeprof/backends/cuda_resolve.hpp ----
-// scopeprof: turning recorded CUDA event pairs into device spans on the host timeline, at collect() time
-// (SCOPEPROF_WITH_CUDA=1). One bounded wait per stream for its newest event, then cudaEventElapsedTime for
-// each pair and for its begin against a reference event whose host time is known. Resolved events go back
-// to the pool; reference events no record needs any more are destroyed.
-
-
-#include <algorithm>
-#include <chrono>
-#include <cmath>
-#include <cstdint>
-#include <cstdio>
-#include <map>
-#include <string>
-#include <thread>
-#include <utility>
-#include <vector>
-
-SCOPEPROF_NAMESPACE_BEGIN
-namespace detail {
-
-#if SCOPEPROF_WITH_CUDA
-
-/// The reference a record is placed against: its own generation while that reference exists, else the
-/// newest (cudaEventElapsedTime is signed, so a reference recorded after the begin event serves as well).
-/// A captured scope's events are recorded again by every replay: the newest reference is the nearest.
-inline const reference_event* reference_for(const device_context& ctx, const device_record& r) noexcept {
-  if (ctx.references.empty()) return nullptr;
-  if (r.capture_id == 0)
-    for (const auto& ref : ctx.references)
-      if (ref.generation == r.reference) return &ref;
-  return &ctx.references.back();
-}
-
-/// Wait, at most wait_ms per (device, stream), for the newest pending event: once it is done, the stream's
-/// earlier events are too.
-inline void wait_for_streams(device_registry& d, const std::vector<device_record*>& records) noexcept {
-  try {
-    std::map<std::pair<int, void*>, device_record*> newest;
-    for (device_record* r : records)
-      if (r->capture_id == 0 && r->end_event != nullptr && r->state == dev_pending) newest[{r->device, r->stream}] = r;
-    for (auto& [key, r] : newest) {
-      device_context& ctx = *d.devices[static_cast<std::size_t>(key.first)];
-      if (!ctx.ready.load(std::memory_order_acquire) || ctx.failed.load(std::memory_order_acquire)) continue;
-      const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(d.wait_ms);
-      cudaError_t e;
-      while ((e = cudaEventQuery(static_cast<cudaEvent_t>(r->end_event))) == cudaErrorNotReady &&
-             std::chrono::steady_clock::now() < deadline)
-        std::this_thread::sleep_for(std::chrono::microseconds(50));
-      if (e != cudaSuccess && e != cudaErrorNotReady) fail_device(ctx, "cudaEventQuery", e);
-    }
-  } catch (...) {
-  }
-}
-
-/// One record: resolved, still captured, still running (pending), or invalid.
-inline void resolve_one(device_registry& d, device_record& r) noexcept {
-  device_context& ctx = *d.devices[static_cast<std::size_t>(r.device)];
-  const reference_event* ref = reference_for(ctx, r);
-  if (ctx.failed.load(std::memory_order_acquire) || !ctx.ready.load(std::memory_order_acquire) || ref == nullptr) {
-    r.state = dev_invalid;
-    return;
-  }
-  const auto begin = static_cast<cudaEvent_t>(r.begin_event), end = static_cast<cudaEvent_t>(r.end_event);
-  if (r.capture_id != 0) {
-    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-    unsigned long long id = 0;
-    const cudaError_t ce = cudaStreamGetCaptureInfo(static_cast<cudaStream_t>(r.stream), &status, &id);
-    if (ce == cudaSuccess && status != cudaStreamCaptureStatusNone && id == r.capture_id) {
-      r.state = dev_captured;  // still being captured: not even a query
-      return;
-    }
-  }
-  float span_ms = 0, offset_ms = 0;
-  cudaError_t e = cudaEventElapsedTime(&span_ms, begin, end);
-  if (e == cudaSuccess) e = cudaEventElapsedTime(&offset_ms, ref->event, begin);
-  if (e == cudaErrorNotReady) {
-    // Not run yet: a captured graph not replayed, or work still queued behind something slow.
-    if (r.capture_id != 0) r.state = dev_captured;
-    else ++d.pending;
-    return;
-  }
-  if (e != cudaSuccess) {
-    if (e != cudaErrorInvalidResourceHandle) fail_device(ctx, "cudaEventElapsedTime", e);
-    r.state = dev_invalid;
-    return;
-  }
-  r.begin_ns = ref->host_ns + std::llround(static_cast<double>(offset_ms) * 1e6);
-  r.end_ns = r.begin_ns + std::llround(static_cast<double>(span_ms) * 1e6);
-  r.state = dev_resolved;  // a captured scope: the latest replay's span; a later collect may see a later one
-  ++ctx.scopes_timed;
-  if (r.capture_id == 0) {  // captured events stay with the graph: every replay records them again
-    give_back_event(begin, r.device);
-    give_back_event(end, r.device);
-    r.begin_event = r.end_event = nullptr;
-  }
-}
-
-/// After a new reference was added: destroy the references no record can need. Kept: the newest two (the
-/// older one is what scopes open across this collect began against) and those of records still pending.
-inline void prune_references(device_context& ctx, const std::vector<std::pair<int, std::uint32_t>>& pending) noexcept {
-  auto& refs = ctx.references;
-  if (refs.size() <= 2) return;
-  const std::size_t keep_from = refs.size() - 2;
-  std::size_t out = 0;
-  for (std::size_t i = 0; i < refs.size(); ++i) {
-    const bool needed = i >= keep_from || std::binary_search(pending.begin(), pending.end(),
-                                                             std::make_pair(ctx.ordinal, refs[i].generation));
-    if (needed) refs[out++] = refs[i];
-    else cudaEventDestroy(refs[i].event);  // (errors are cleared by the caller)
-  }
-  refs.resize(out);
-}
-
-/// collect(): resolve every pending record it is given, and the records reset() retired. Never touches an
-/// event whose capture is still open; recycles resolved events; one fresh reference per device in use.
-/// Called with the registry's collect_mu held (and no other lock).
-inline void resolve_device_records(std::vector<device_record*>& records) noexcept {
-  device_registry& d = the_devices();
-  if ((records.empty() && d.retired.empty()) || d.count == 0) return;
-  const cudaError_t pending = cudaPeekAtLastError();
-  int saved_device = 0;
-  const bool have_saved_device = cudaGetDevice(&saved_device) == cudaSuccess;
-  // Relaxed capture mode for this thread: our queries must not disturb a capture running elsewhere.
-  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-  const bool mode_swapped = cudaThreadExchangeStreamCaptureMode(&mode) == cudaSuccess;
-  try {
-    std::vector<device_record*> all(records);
-    for (device_record& r : d.retired) all.push_back(&r);
-    wait_for_streams(d, all);
-    d.pending = 0;
-    for (device_record* r : all)
-      if (r->state == dev_pending || r->state == dev_captured) resolve_one(d, *r);
-    flush_event_cache(t_event_cache);
-    std::vector<std::pair<int, std::uint32_t>> still_pending;  // (device, generation) of unresolved records
-    for (const device_record* r : all)
-      if (r->state == dev_pending) still_pending.emplace_back(r->device, r->reference);
-    std::sort(still_pending.begin(), still_pending.end());
-    still_pending.erase(std::unique(still_pending.begin(), still_pending.end()), still_pending.end());
-    for (auto& ctx : d.devices) {
-      if (!ctx->ready.load(std::memory_order_acquire) || ctx->failed.load(std::memory_order_acquire)) continue;
-      if (cudaSetDevice(ctx->ordinal) == cudaSuccess && add_reference(*ctx) == cudaSuccess) prune_references(*ctx, still_pending);
-    }
-    d.retired.erase(std::remove_if(d.retired.begin(), d.retired.end(),
-                                   [](const device_record& r) { return r.state != dev_pending; }),
-                    d.retired.end());
-  } catch (...) {
-  }
-  if (mode_swapped) cudaThreadExchangeStreamCaptureMode(&mode);
-  if (have_saved_device) cudaSetDevice(saved_device);
-  forget_our_error(pending);
-}
-
-/// reset(): records being discarded. Resolved ones hold no events; captured ones leave theirs to the graph;
-/// pending ones (their events may still be on the GPU) are kept aside until a collect() sees them done.
-/// Never waits. Called with the registry's collect_mu held.
-inline void retire_device_records(const std::vector<device_record*>& discarded) noexcept {
-  device_registry& d = the_devices();
-  for (const device_record* r : discarded) {
-    if (r->state != dev_pending || r->capture_id != 0 || r->end_event == nullptr) continue;
-    try {
-      d.retired.push_back(*r);
-      d.retired.back().host_index = no_record;
-    } catch (...) {  // out of memory: give the events back unresolved (their next record replaces the old)
-      give_back_event(static_cast<cudaEvent_t>(r->begin_event), r->device);
-      give_back_event(static_cast<cudaEvent_t>(r->end_event), r->device);
-    }
-  }
-  flush_event_cache(t_event_cache);
-}
-
-inline std::string format_ms(double ms) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3f ms", ms);
-  return buf;
-}
-
-/// The report header's line about device time. `ns_per_tick` converts the host ticks of set-up counted
-/// inside scopes.
-inline std::string device_evidence(bool& valid, double ns_per_tick) {
-  device_registry& d = the_devices();
-  std::lock_guard<std::mutex> lock(d.mu);
-  valid = false;
-  const std::uint8_t state = g_device_timing.load(std::memory_order_acquire);
-  if (!d.off_reason.empty()) return d.off_reason;
-  if (state == device_timing_off) return "n/a (device timing switched off: SCOPEPROF_DEVICE=0 or set_device_timing(false))";
-  if (!d.probed) return "n/a (no scope has asked for device time yet)";
-  std::string s = "CUDA events (span between a scope's boundaries on its stream)";
-  std::string failures;
-  std::uint64_t timed = 0;
-  for (const auto& ctx : d.devices) {
-    std::lock_guard<std::mutex> clock(ctx->mu);
-    timed += ctx->scopes_timed;
-    if (ctx->failed.load(std::memory_order_acquire)) failures += "; GPU " + std::to_string(ctx->ordinal) + " INVALID after " + ctx->failure;
-  }
-  valid = failures.empty();
-  s += ", " + std::to_string(timed) + " spans resolved";
-  if (d.pending) s += ", " + std::to_string(d.pending) + " still running (n/a, next collect)";
-  const std::uint64_t skipped = d.skipped.load(std::memory_order_relaxed) + the_registry().device_records_skipped.load();
-  if (skipped) s += ", " + std::to_string(skipped) + " scopes not timed (event pool or record cap)";
-  const double setup_ms = static_cast<double>(d.setup_ns.load(std::memory_order_relaxed)) / 1e6;
-  const double inside_ms = static_cast<double>(d.setup_in_scopes_ticks.load(std::memory_order_relaxed)) * ns_per_tick / 1e6;
-  if (setup_ms > 0)
-    s += "; one-time set-up " + format_ms(setup_ms) +
-         (inside_ms > 0 ? " (" + format_ms(inside_ms) + " of it inside enclosing scopes, none in the scope it served)"
-                        : " (outside every scope)");
-  return s + failures;
-}
-
-#else  // !SCOPEPROF_WITH_CUDA
-
-inline void resolve_device_records(std::vector<device_record*>&) noexcept {}
-inline void retire_device_records(const std::vector<device_record*>&) noexcept {}
-
-#endif
-
-}  // namespace detail
-SCOPEPROF_NAMESPACE_END
-// ---- end scopeprof/backends/cuda_resolve.hpp ----
 
 #include <atomic>
 #include <cstdint>
@@ -10834,49 +11084,14 @@ SCOPEPROF_NAMESPACE_END
 SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
-/// Device records from `floor` up to `count`, in order.
-inline void device_records_in(const std::vector<device_chunk*>& chunks, std::uint64_t floor, std::uint64_t count,
-                              std::vector<device_record*>& out) {
-  chunked_log<device_record>::for_each(chunks, floor, count, [&](std::uint64_t, device_record& d) { out.push_back(&d); });
-}
-
-/// Put each device record's outcome on the host record it belongs to (records of scopes outside the
-/// snapshot's range, or not in the timeline, are skipped).
-inline void attach_device_records(const thread_view& t, const std::vector<device_record*>& device, raw_thread& out) {
-  const std::uint64_t from = t.recorded_floor, to = t.counters.recorded;
-  for (const device_record* d : device) {
-    if (d->host_index == no_record || d->host_index < from || d->host_index >= to) continue;
-    const std::int64_t pos = out.position_of(d->host_index);
-    if (pos < 0) continue;
-    raw_instance& x = out.records[static_cast<std::size_t>(pos)];
-    x.device_id = d->device;
-    x.stream = reinterpret_cast<std::uintptr_t>(d->stream);
-    switch (d->state) {
-      case dev_resolved:
-        x.device = device_status::ok;
-        x.device_begin_ns = d->begin_ns;
-        x.device_end_ns = d->end_ns;
-        break;
-      case dev_captured: x.device = device_status::captured; break;
-      case dev_invalid: x.device = device_status::invalid; break;
-      default: break;  // still running: not timed in this report
-    }
-  }
-}
-
-/// collect(): resolve what is pending (in bulk, one bounded wait per stream), then attach.
+/// collect(): the drain has folded every scope with its device outcome (detail/device_fold.hpp), and the
+/// timeline's records carry theirs; what is left is the report's line about device time.
 inline void device_collect(raw_snapshot& raw, const collect_context& ctx) {
-  std::vector<std::vector<device_record*>> device(ctx.view.threads.size());
-  std::vector<device_record*> all;
-  for (std::size_t t = 0; t < ctx.view.threads.size(); ++t) {
-    const thread_view& tv = ctx.view.threads[t];
-    device_records_in(tv.device_chunks, tv.device_floor, tv.device_count, device[t]);
-    all.insert(all.end(), device[t].begin(), device[t].end());
-  }
-  resolve_device_records(all);
-  for (std::size_t t = 0; t < ctx.view.threads.size(); ++t) attach_device_records(ctx.view.threads[t], device[t], raw.threads[t]);
 #if SCOPEPROF_WITH_CUDA
-  raw.sources.device = device_evidence(raw.sources.device_valid, ctx.conv.ns_per_tick);
+  raw.sources.device = device_evidence(raw.sources.device_valid, ctx.conv.ns_per_tick, raw.device_unresolved);
+#else
+  (void)raw;
+  (void)ctx;
 #endif
 }
 
@@ -11316,16 +11531,9 @@ inline void timeline_warnings(const registry& r, const drain_state& d, raw_snaps
   else
     raw.warnings += "  note: SCOPEPROF_TRACE=" + t.policy + ": the timeline holds " + std::to_string(t.kept) + " of " +
                     std::to_string(t.kept + t.left_out) + " scopes; the tables count them all\n";
-  bool device = !raw.activities.empty();
-  for (std::size_t i = 0; i < raw.threads.size() && !device; ++i)
-    for (const raw_instance& x : raw.threads[i].records)
-      if (x.device != device_status::not_timed) {
-        device = true;
-        break;
-      }
-  if (device)
-    raw.warnings += "  note: host times count every scope; device spans and CUPTI figures come from the " +
-                    std::to_string(t.kept) + " scopes in the timeline only\n";
+  if (!raw.activities.empty())
+    raw.warnings += "  note: host times and device spans count every scope; CUPTI figures (kernels, copies, busy "
+                    "time) come from the " + std::to_string(t.kept) + " scopes in the timeline only\n";
 }
 
 /// The snapshot's sites, threads, counts and warnings, from the registry view (drained just before);

@@ -40,7 +40,7 @@ LAYERS = [
                  "scopeprof/backends/cuda_collect.hpp", "scopeprof/backends/cuda_driver.hpp", "scopeprof/backends/cuda_device.hpp",
                  "scopeprof/backends/cuda_resolve.hpp", "scopeprof/backends/cupti/*.hpp",
                  "scopeprof/detail/activity.hpp", "scopeprof/detail/chunk_pool.hpp", "scopeprof/detail/snapshot.hpp",
-                 "scopeprof/detail/timeline.hpp", "scopeprof/detail/drain.hpp",
+                 "scopeprof/detail/timeline.hpp", "scopeprof/detail/drain.hpp", "scopeprof/detail/device_fold.hpp",
                  "scopeprof/detail/intervals.hpp"]),
     ("builder", ["scopeprof/detail/report_builder.hpp", "scopeprof/detail/report/*.hpp"]),
     ("serializer", ["scopeprof/format/*.hpp", "scopeprof/detail/sink.hpp", "scopeprof/detail/gzip_sink.hpp",

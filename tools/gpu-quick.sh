@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The GPU figures of docs/ in one short run: GPU tests (device timing, event life cycle, the report at
-# exit), fault test, device and host benchmarks, the example (large and t4 presets) and
+# exit), fault test, device and host benchmarks (the long-run one with SCOPEPROF_LONG_SCOPES scopes), the example (large and t4 presets) and
 # compute-sanitizer memcheck of the example. Logs go to $1.
 #
 # On a fresh GPU machine (nvcc, cmake, no Debian -dev packages), stage the test and benchmark dependencies
@@ -22,13 +22,14 @@ export LD_LIBRARY_PATH="$root/.deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-
 configure_step configure 60 cmake -S "$root" -B "$b" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
   -DCMAKE_PREFIX_PATH="$root/.deps/usr" -DSCOPEPROF_INSTALL=OFF
 build_step build 150 cmake --build "$b" -j16 --target eager_vs_fused scopeprof_gpu_tests scopeprof_gpu_fault \
-  scopeprof_gpu_lifecycle_tests scopeprof_gpu_exit_report scopeprof_bench_device scopeprof_bench
+  scopeprof_gpu_lifecycle_tests scopeprof_gpu_exit_report scopeprof_bench_device scopeprof_bench_device_long scopeprof_bench
 [[ -n ${SCOPEPROF_GPU_BUILD_ONLY:-} ]] && exit 0  # tools/gpu-all.sh builds the three builds at once
 run gpu_tests 60 "$b/tests/gpu/scopeprof_gpu_tests"
 run gpu_lifecycle_tests 120 "$b/tests/gpu/scopeprof_gpu_lifecycle_tests" -s
 (cd "$logs" && run gpu_exit_report 60 "$b/tests/gpu/scopeprof_gpu_exit_report")
 run gpu_fault 30 "$b/tests/gpu/scopeprof_gpu_fault"
 run bench_device 60 "$b/bench/scopeprof_bench_device"
+run bench_device_long 120 "$b/bench/scopeprof_bench_device_long" --scopes "${SCOPEPROF_LONG_SCOPES:-2000000}"
 run bench_host 60 "$b/bench/scopeprof_bench"
 (cd "$logs" && run example_large 90 "$b/examples/eager_vs_fused/eager_vs_fused" --preset large --iters 30)
 (cd "$logs" && run example_t4 40 "$b/examples/eager_vs_fused/eager_vs_fused" --preset t4 --iters 30 --no-trace)

@@ -1,6 +1,7 @@
-// scopeprof: the CUDA-event backend's work outside the scopes (backend_hooks.hpp): collect() resolves the
-// event pairs of the threads in the snapshot and attaches each span to its host record; reset() puts the
-// discarded pairs aside (their events may still be on the GPU) and frees their chunks.
+// scopeprof: the CUDA-event backend's work outside the scopes (backend_hooks.hpp). The drain resolves the
+// event pairs and folds their spans (cuda_resolve.hpp through detail/device_fold.hpp); collect() adds the
+// report's device line; reset() puts the pairs not folded yet aside (their events may still be on the GPU)
+// and frees their chunks.
 #pragma once
 
 #include <scopeprof/backends/backend_hooks.hpp>
@@ -18,49 +19,14 @@
 SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
-/// Device records from `floor` up to `count`, in order.
-inline void device_records_in(const std::vector<device_chunk*>& chunks, std::uint64_t floor, std::uint64_t count,
-                              std::vector<device_record*>& out) {
-  chunked_log<device_record>::for_each(chunks, floor, count, [&](std::uint64_t, device_record& d) { out.push_back(&d); });
-}
-
-/// Put each device record's outcome on the host record it belongs to (records of scopes outside the
-/// snapshot's range, or not in the timeline, are skipped).
-inline void attach_device_records(const thread_view& t, const std::vector<device_record*>& device, raw_thread& out) {
-  const std::uint64_t from = t.recorded_floor, to = t.counters.recorded;
-  for (const device_record* d : device) {
-    if (d->host_index == no_record || d->host_index < from || d->host_index >= to) continue;
-    const std::int64_t pos = out.position_of(d->host_index);
-    if (pos < 0) continue;
-    raw_instance& x = out.records[static_cast<std::size_t>(pos)];
-    x.device_id = d->device;
-    x.stream = reinterpret_cast<std::uintptr_t>(d->stream);
-    switch (d->state) {
-      case dev_resolved:
-        x.device = device_status::ok;
-        x.device_begin_ns = d->begin_ns;
-        x.device_end_ns = d->end_ns;
-        break;
-      case dev_captured: x.device = device_status::captured; break;
-      case dev_invalid: x.device = device_status::invalid; break;
-      default: break;  // still running: not timed in this report
-    }
-  }
-}
-
-/// collect(): resolve what is pending (in bulk, one bounded wait per stream), then attach.
+/// collect(): the drain has folded every scope with its device outcome (detail/device_fold.hpp), and the
+/// timeline's records carry theirs; what is left is the report's line about device time.
 inline void device_collect(raw_snapshot& raw, const collect_context& ctx) {
-  std::vector<std::vector<device_record*>> device(ctx.view.threads.size());
-  std::vector<device_record*> all;
-  for (std::size_t t = 0; t < ctx.view.threads.size(); ++t) {
-    const thread_view& tv = ctx.view.threads[t];
-    device_records_in(tv.device_chunks, tv.device_floor, tv.device_count, device[t]);
-    all.insert(all.end(), device[t].begin(), device[t].end());
-  }
-  resolve_device_records(all);
-  for (std::size_t t = 0; t < ctx.view.threads.size(); ++t) attach_device_records(ctx.view.threads[t], device[t], raw.threads[t]);
 #if SCOPEPROF_WITH_CUDA
-  raw.sources.device = device_evidence(raw.sources.device_valid, ctx.conv.ns_per_tick);
+  raw.sources.device = device_evidence(raw.sources.device_valid, ctx.conv.ns_per_tick, raw.device_unresolved);
+#else
+  (void)raw;
+  (void)ctx;
 #endif
 }
 

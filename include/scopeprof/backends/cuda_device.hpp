@@ -67,7 +67,6 @@ struct device_registry {
   std::string off_reason;  // why device timing is off, when it is
   std::vector<std::unique_ptr<device_context>> devices;
   std::atomic<std::uint64_t> skipped{0};  // scopes that wanted device time but did not get it
-  std::uint64_t pending = 0;              // unresolved at the last collect (still running on the GPU)
   std::uint64_t wait_ms = 5000;           // longest collect() waits for a stream's newest event
   // Records reset() discarded while their events were still on the GPU: collect() resolves them (so
   // their events go back to the pool) and then forgets them. Under the registry's collect_mu.

@@ -1,12 +1,15 @@
-// scopeprof: turning recorded CUDA event pairs into device spans on the host timeline, at collect() time
-// (SCOPEPROF_WITH_CUDA=1). One bounded wait per stream for its newest event, then cudaEventElapsedTime for
-// each pair and for its begin against a reference event whose host time is known. Resolved events go back
-// to the pool; reference events no record needs any more are destroyed.
+// scopeprof: turning recorded CUDA event pairs into device spans on the host timeline (SCOPEPROF_WITH_CUDA=1),
+// for the drain (detail/device_fold.hpp): in the background by queries only, and for collect() after one
+// bounded wait per stream for its newest event. cudaEventElapsedTime gives each pair's span and its begin
+// against a reference event whose host time is known; a fresh reference is taken at least every
+// reference_period, so the float offset from it stays short (its step under 8 ns) however long the run.
+// Resolved events go back to the pool; reference events no record needs any more are destroyed.
 #pragma once
 
 #include <scopeprof/backends/cuda_device.hpp>
 #include <scopeprof/backends/cuda_driver.hpp>
 #include <scopeprof/config.hpp>
+#include <scopeprof/detail/device_fold.hpp>
 #include <scopeprof/detail/recorder.hpp>
 
 #include <algorithm>
@@ -57,13 +60,16 @@ inline void wait_for_streams(device_registry& d, const std::vector<device_record
   }
 }
 
-/// One record: resolved, still captured, still running (pending), or invalid.
-inline void resolve_one(device_registry& d, device_record& r) noexcept {
+/// A new reference is taken at least this often while records are being resolved (ns).
+constexpr std::int64_t reference_period_ns = 100'000'000;
+
+/// One record: resolved, still captured, still running (pending: returns false), or invalid.
+inline bool resolve_one(device_registry& d, device_record& r) noexcept {
   device_context& ctx = *d.devices[static_cast<std::size_t>(r.device)];
   const reference_event* ref = reference_for(ctx, r);
   if (ctx.failed.load(std::memory_order_acquire) || !ctx.ready.load(std::memory_order_acquire) || ref == nullptr) {
     r.state = dev_invalid;
-    return;
+    return true;
   }
   const auto begin = static_cast<cudaEvent_t>(r.begin_event), end = static_cast<cudaEvent_t>(r.end_event);
   if (r.capture_id != 0) {
@@ -72,7 +78,7 @@ inline void resolve_one(device_registry& d, device_record& r) noexcept {
     const cudaError_t ce = cudaStreamGetCaptureInfo(static_cast<cudaStream_t>(r.stream), &status, &id);
     if (ce == cudaSuccess && status != cudaStreamCaptureStatusNone && id == r.capture_id) {
       r.state = dev_captured;  // still being captured: not even a query
-      return;
+      return true;
     }
   }
   float span_ms = 0, offset_ms = 0;
@@ -80,14 +86,14 @@ inline void resolve_one(device_registry& d, device_record& r) noexcept {
   if (e == cudaSuccess) e = cudaEventElapsedTime(&offset_ms, ref->event, begin);
   if (e == cudaErrorNotReady) {
     // Not run yet: a captured graph not replayed, or work still queued behind something slow.
-    if (r.capture_id != 0) r.state = dev_captured;
-    else ++d.pending;
-    return;
+    if (r.capture_id == 0) return false;
+    r.state = dev_captured;
+    return true;
   }
   if (e != cudaSuccess) {
     if (e != cudaErrorInvalidResourceHandle) fail_device(ctx, "cudaEventElapsedTime", e);
     r.state = dev_invalid;
-    return;
+    return true;
   }
   r.begin_ns = ref->host_ns + std::llround(static_cast<double>(offset_ms) * 1e6);
   r.end_ns = r.begin_ns + std::llround(static_cast<double>(span_ms) * 1e6);
@@ -97,6 +103,19 @@ inline void resolve_one(device_registry& d, device_record& r) noexcept {
     give_back_event(begin, r.device);
     give_back_event(end, r.device);
     r.begin_event = r.end_event = nullptr;
+  }
+  return true;
+}
+
+/// Resolve every pending or captured record of `all`; once a stream's record is still running, its later
+/// ones are not even queried (a stream runs its work in order).
+inline void resolve_in_order(device_registry& d, const std::vector<device_record*>& all) {
+  std::vector<std::pair<int, void*>> busy;  // (device, stream) with work still running
+  for (device_record* r : all) {
+    if (r->state != dev_pending && r->state != dev_captured) continue;
+    const std::pair<int, void*> key{r->device, r->stream};
+    if (r->capture_id == 0 && std::find(busy.begin(), busy.end(), key) != busy.end()) continue;
+    if (!resolve_one(d, *r)) busy.push_back(key);
   }
 }
 
@@ -116,10 +135,12 @@ inline void prune_references(device_context& ctx, const std::vector<std::pair<in
   refs.resize(out);
 }
 
-/// collect(): resolve every pending record it is given, and the records reset() retired. Never touches an
-/// event whose capture is still open; recycles resolved events; one fresh reference per device in use.
-/// Called with the registry's collect_mu held (and no other lock).
-inline void resolve_device_records(std::vector<device_record*>& records) noexcept {
+/// Resolve every pending record it is given, and the records set aside (retire_device_records), without
+/// waiting; with `wait` (a pass for collect(), reset() or a dump), after one bounded wait per stream. Never
+/// touches an event whose capture is still open; recycles resolved events; takes a fresh reference per
+/// device in use when asked to wait or when the newest is reference_period old, and destroys those no
+/// pending record needs. Called with the registry's collect_mu held (and no other lock).
+inline void resolve_device_records(std::vector<device_record*>& records, bool wait) noexcept {
   device_registry& d = the_devices();
   if ((records.empty() && d.retired.empty()) || d.count == 0) return;
   const cudaError_t pending = cudaPeekAtLastError();
@@ -131,19 +152,20 @@ inline void resolve_device_records(std::vector<device_record*>& records) noexcep
   try {
     std::vector<device_record*> all(records);
     for (device_record& r : d.retired) all.push_back(&r);
-    wait_for_streams(d, all);
-    d.pending = 0;
-    for (device_record* r : all)
-      if (r->state == dev_pending || r->state == dev_captured) resolve_one(d, *r);
+    if (wait) wait_for_streams(d, all);
+    resolve_in_order(d, all);
     flush_event_cache(t_event_cache);
     std::vector<std::pair<int, std::uint32_t>> still_pending;  // (device, generation) of unresolved records
     for (const device_record* r : all)
       if (r->state == dev_pending) still_pending.emplace_back(r->device, r->reference);
     std::sort(still_pending.begin(), still_pending.end());
     still_pending.erase(std::unique(still_pending.begin(), still_pending.end()), still_pending.end());
+    const std::int64_t now = steady_now_ns();
     for (auto& ctx : d.devices) {
       if (!ctx->ready.load(std::memory_order_acquire) || ctx->failed.load(std::memory_order_acquire)) continue;
-      if (cudaSetDevice(ctx->ordinal) == cudaSuccess && add_reference(*ctx) == cudaSuccess) prune_references(*ctx, still_pending);
+      const bool due = wait || ctx->references.empty() || now - ctx->references.back().host_ns >= reference_period_ns;
+      if (due && cudaSetDevice(ctx->ordinal) == cudaSuccess && add_reference(*ctx) == cudaSuccess)
+        prune_references(*ctx, still_pending);
     }
     d.retired.erase(std::remove_if(d.retired.begin(), d.retired.end(),
                                    [](const device_record& r) { return r.state != dev_pending; }),
@@ -181,7 +203,7 @@ inline std::string format_ms(double ms) {
 
 /// The report header's line about device time. `ns_per_tick` converts the host ticks of set-up counted
 /// inside scopes.
-inline std::string device_evidence(bool& valid, double ns_per_tick) {
+inline std::string device_evidence(bool& valid, double ns_per_tick, std::uint64_t unresolved) {
   device_registry& d = the_devices();
   std::lock_guard<std::mutex> lock(d.mu);
   valid = false;
@@ -199,7 +221,8 @@ inline std::string device_evidence(bool& valid, double ns_per_tick) {
   }
   valid = failures.empty();
   s += ", " + std::to_string(timed) + " spans resolved";
-  if (d.pending) s += ", " + std::to_string(d.pending) + " still running (n/a, next collect)";
+  if (unresolved)
+    s += ", " + std::to_string(unresolved) + " still running on the GPU when their scopes were folded (no span)";
   const std::uint64_t skipped = d.skipped.load(std::memory_order_relaxed) + the_registry().device_records_skipped.load();
   if (skipped) s += ", " + std::to_string(skipped) + " scopes not timed (event pool or record cap)";
   const double setup_ms = static_cast<double>(d.setup_ns.load(std::memory_order_relaxed)) / 1e6;
@@ -211,9 +234,12 @@ inline std::string device_evidence(bool& valid, double ns_per_tick) {
   return s + failures;
 }
 
+/// The drain's way to this backend, installed when device timing starts (probe_devices).
+inline constexpr device_drain_hooks cuda_drain_hooks{&resolve_device_records, &retire_device_records};
+
 #else  // !SCOPEPROF_WITH_CUDA
 
-inline void resolve_device_records(std::vector<device_record*>&) noexcept {}
+inline void resolve_device_records(std::vector<device_record*>&, bool) noexcept {}
 inline void retire_device_records(const std::vector<device_record*>&) noexcept {}
 
 #endif

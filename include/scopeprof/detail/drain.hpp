@@ -12,6 +12,7 @@
 #include <scopeprof/config.hpp>
 #include <scopeprof/detail/call_path_fold.hpp>
 #include <scopeprof/detail/chunk_pool.hpp>
+#include <scopeprof/detail/device_fold.hpp>
 #include <scopeprof/detail/intervals.hpp>
 #include <scopeprof/detail/raw_snapshot.hpp>
 #include <scopeprof/detail/recorder.hpp>
@@ -44,6 +45,7 @@ struct thread_drain {
   std::uint64_t folded = 0;       // log index of the next record to fold
   std::uint64_t step_cursor = 0;  // next step mark to look at (steps:A-B)
   std::uint64_t interval_cursor = 0;  // ... for SCOPEPROF_REPORT_EVERY=<N>steps
+  std::uint64_t device_cursor = 0;    // device log index of the next device record to fold
   record_store kept;              // the timeline's records of this thread (all, steps:A-B)
 };
 
@@ -65,6 +67,8 @@ struct drain_state {
   std::uint64_t folded_total = 0;    // records passed over: folded, or forgotten by reset() (never reset)
   std::uint64_t pass_ns_total = 0;   // steady-clock time spent in passes
   std::uint64_t pass_ns_max = 0;
+  std::uint64_t device_unresolved = 0;  // device-timed scopes folded while their work still ran (no span)
+  std::vector<device_record*> device_batch, device_scratch, device_retire;  // scratch of a pass
 };
 
 /// The process's drain state: created on first use, never destroyed (the drain thread may still run
@@ -157,7 +161,7 @@ inline void plan_interval(const registry& r, drain_state& d, const registry_view
 
 /// Give one folded record to the timeline. May throw (out of memory).
 inline void keep_in_timeline(drain_state& d, const registry& r, thread_drain& td, const thread_buffer* owner,
-                             std::uint64_t index, const record& rec) {
+                             std::uint64_t index, const record& rec, const device_outcome& device) {
   bool keep = false;
   switch (d.policy.mode) {
     case trace_mode::all: keep = d.kept < r.max_records.load(std::memory_order_relaxed); break;
@@ -167,7 +171,7 @@ inline void keep_in_timeline(drain_state& d, const registry& r, thread_drain& td
              d.kept < r.max_records.load(std::memory_order_relaxed);
       break;
     case trace_mode::last:
-      if (d.ring.put({rec, index, owner})) ++d.left_out;
+      if (d.ring.put({rec, index, owner, device})) ++d.left_out;
       else ++d.kept;
       return;
   }
@@ -175,7 +179,7 @@ inline void keep_in_timeline(drain_state& d, const registry& r, thread_drain& td
     ++d.left_out;
     return;
   }
-  td.kept.push(index, rec);
+  td.kept.push(index, rec, device);
   ++d.kept;
 }
 
@@ -183,27 +187,38 @@ inline void keep_in_timeline(drain_state& d, const registry& r, thread_drain& td
 /// scopes need and forget them.
 enum class pass_kind : std::uint8_t { fold, forget };
 
-/// Fold one thread's records [td.folded, to) and hand the chunks that hold only folded records back.
-/// Returns true when a chunk went back.
-inline bool drain_thread(registry& r, drain_state& d, const thread_view& t, pass_kind kind) {
+/// What a pass may leave for later: a background pass stops a thread's fold where device work is still
+/// running; a pass for collect(), reset() or a dump folds everything (device_fold.hpp).
+enum class pass_scope : std::uint8_t { background, complete };
+
+/// Fold one thread's records [td.folded, to) (a background pass: up to its device gate) and hand the
+/// chunks that hold only folded records back. Returns true when a chunk went back.
+inline bool drain_thread(registry& r, drain_state& d, const thread_view& t, pass_kind kind, pass_scope scope) {
   thread_drain& td = d.threads[t.buffer];
   thread_buffer& b = *t.buffer;
-  const std::uint64_t to = t.counters.recorded;
+  const device_drain_hooks* hooks = g_device_drain.load(std::memory_order_acquire);
+  d.device_retire.clear();
+  device_walk device(t, td.device_cursor, d.device_scratch, d.device_retire);
   const std::uint64_t from = (std::max)(td.folded, b.records.floor);
+  std::uint64_t to = t.counters.recorded;
+  if (scope == pass_scope::background) to = (std::max)(from, device.gate(to, t.exited || hooks == nullptr));
+  const auto input = [&](const record& rec, const device_outcome& out) {
+    fold_input in{rec.site, rec.depth, static_cast<std::int64_t>(rec.begin_ticks), static_cast<std::int64_t>(rec.end_ticks)};
+    add_span(in, out);
+    return in;
+  };
   if (from < to && kind == pass_kind::forget) {
     try {
-      b.records.for_each(from, to, [&](std::uint64_t, const record& rec) {
-        td.fold.skip({rec.site, rec.depth, static_cast<std::int64_t>(rec.begin_ticks), static_cast<std::int64_t>(rec.end_ticks)});
-      });
+      b.records.for_each(from, to, [&](std::uint64_t i, const record& rec) { td.fold.skip(input(rec, device.take(i))); });
     } catch (...) {
       // out of memory for a deeper level: open scopes' self times may count those children as their own
     }
   } else if (from < to) {
     b.records.for_each(from, to, [&](std::uint64_t i, const record& rec) {
       try {
-        td.fold.add({rec.site, rec.depth, static_cast<std::int64_t>(rec.begin_ticks), static_cast<std::int64_t>(rec.end_ticks)},
-                    d.intervals.active() ? d.intervals.target(rec.end_ticks) : d.tree);
-        keep_in_timeline(d, r, td, t.buffer, i, rec);
+        const device_outcome out = device.take(i);
+        td.fold.add(input(rec, out), d.intervals.active() ? d.intervals.target(rec.end_ticks) : d.tree);
+        keep_in_timeline(d, r, td, t.buffer, i, rec, out);
       } catch (...) {
         ++d.fold_failed;  // counted in the report's warnings
       }
@@ -211,6 +226,13 @@ inline bool drain_thread(registry& r, drain_state& d, const thread_view& t, pass
   }
   if (to > from) d.folded_total += to - from;
   td.folded = (std::max)(from, to);
+  td.device_cursor = device.finish(td.folded);
+  if (kind == pass_kind::fold) d.device_unresolved += device.unresolved();
+  if (hooks != nullptr && !d.device_retire.empty()) hooks->retire(d.device_retire);
+  b.device.discard_below(td.device_cursor, t.exited, [&](device_chunk* ch) {
+    r.device_records_held.fetch_sub(ch->capacity, std::memory_order_relaxed);
+    device_chunk::destroy(ch);
+  });
   bool freed = false;
   b.records.discard_below(td.folded, t.exited, [&](record_chunk* ch) {
     return_chunk(r, ch);
@@ -219,14 +241,36 @@ inline bool drain_thread(registry& r, drain_state& d, const thread_view& t, pass
   return freed;
 }
 
+/// Resolve what the GPU has finished among the device records not folded yet, every thread's at once
+/// (one round of CUDA set-up); a complete pass first waits, boundedly, for each stream. Under collect_mu.
+inline void resolve_device_work(drain_state& d, const registry_view& view, pass_scope scope) {
+  const device_drain_hooks* hooks = g_device_drain.load(std::memory_order_acquire);
+  if (hooks == nullptr) return;
+  d.device_batch.clear();
+  for (const thread_view& t : view.threads) {
+    const auto it = d.threads.find(t.buffer);
+    const std::uint64_t from = (std::max)(it == d.threads.end() ? 0 : it->second.device_cursor, t.device_floor);
+    chunked_log<device_record>::for_each(t.device_chunks, from, t.device_count, [&](std::uint64_t, device_record& x) {
+      if (x.state == dev_pending || x.state == dev_captured) d.device_batch.push_back(&x);
+    });
+  }
+  hooks->resolve(d.device_batch, scope == pass_scope::complete);
+}
+
 /// One pass over the threads of `view` (read under collect_mu just before). Under collect_mu.
-inline void drain_pass(registry& r, drain_state& d, const registry_view& view, pass_kind kind = pass_kind::fold) {
+inline void drain_pass(registry& r, drain_state& d, const registry_view& view, pass_kind kind = pass_kind::fold,
+                       pass_scope scope = pass_scope::complete) {
   const auto start = std::chrono::steady_clock::now();
   if (d.policy.mode == trace_mode::steps) scan_step_marks(d, view);
   const bool intervals = d.intervals.active() && kind == pass_kind::fold;
   if (intervals) plan_interval(r, d, view);
+  try {
+    resolve_device_work(d, view, scope);
+  } catch (...) {
+    // out of memory listing the device records: those not resolved are folded without a span or wait
+  }
   bool freed = false;
-  for (const thread_view& t : view.threads) freed |= drain_thread(r, d, t, kind);
+  for (const thread_view& t : view.threads) freed |= drain_thread(r, d, t, kind, scope);
   if (intervals && !d.intervals.cuts.empty()) close_intervals(r, d, view);
   ++d.passes;
   const auto ns = static_cast<std::uint64_t>(
@@ -240,6 +284,7 @@ inline void drain_pass(registry& r, drain_state& d, const registry_view& view, p
 /// grafted at the root (as the records of such scopes are placed). Under collect_mu. May throw.
 inline void snapshot_fold(const drain_state& d, const registry_view& view, double ns_per_tick, folded_paths& out) {
   out.present = true;
+  out.device = true;  // the drain folds every scope with its device outcome
   out.ns_per_tick = ns_per_tick;
   out.tree = d.tree;
   for (const path_tree& part : d.intervals.parts) out.tree.graft(part, path_tree::root);
@@ -255,12 +300,19 @@ inline void snapshot_fold(const drain_state& d, const registry_view& view, doubl
   }
 }
 
-inline raw_instance instance_of(const record& rec, const tick_converter& conv) {
+inline raw_instance instance_of(const record& rec, const tick_converter& conv, const device_outcome* device) {
   raw_instance x;
   x.site = rec.site;
   x.depth = rec.depth;
   x.host_begin_ns = conv.to_ns(rec.begin_ticks);
   x.host_end_ns = conv.to_ns(rec.end_ticks);
+  if (device != nullptr) {
+    x.device = device->status;
+    x.device_id = device->device;
+    x.stream = device->stream;
+    x.device_begin_ns = device->begin_ns;
+    x.device_end_ns = device->end_ns;
+  }
   return x;
 }
 
@@ -276,7 +328,7 @@ inline void read_timeline(const drain_state& d, const registry_view& view, const
       raw_thread& th = raw.threads[it->second];
       if (th.runs.empty() || th.runs.back().first_index + (th.records.size() - th.runs.back().position) != e.index)
         th.runs.push_back({e.index, th.records.size()});
-      th.records.push_back(instance_of(e.rec, conv));
+      th.records.push_back(instance_of(e.rec, conv, &e.device));
     });
   } else {
     for (std::size_t t = 0; t < view.threads.size(); ++t) {
@@ -285,13 +337,16 @@ inline void read_timeline(const drain_state& d, const registry_view& view, const
       const record_store& kept = it->second.kept;
       raw_thread& th = raw.threads[t];
       th.records.reserve(static_cast<std::size_t>(kept.size()));
-      kept.for_each([&](const record& rec) { th.records.push_back(instance_of(rec, conv)); });
+      kept.for_each([&](const record& rec, const device_outcome* device) {
+        th.records.push_back(instance_of(rec, conv, device));
+      });
       th.runs = kept.runs();
     }
   }
   for (const raw_thread& th : raw.threads) raw.timeline.kept += th.records.size();
   raw.timeline.policy = d.policy.text;
   raw.timeline.left_out = d.left_out;
+  raw.device_unresolved = d.device_unresolved;
 }
 
 /// reset(): forget every folded scope (what ended under scopes still open stays as structure, so their
@@ -305,7 +360,7 @@ inline void forget_drained(drain_state& d, const std::vector<thread_buffer*>& go
   }
   for (const thread_buffer* b : gone) d.threads.erase(b);
   d.ring.reset(d.policy.last_n);
-  d.kept = d.left_out = d.fold_failed = 0;
+  d.kept = d.left_out = d.fold_failed = d.device_unresolved = 0;
 }
 
 }  // namespace detail

@@ -114,6 +114,7 @@ struct raw_snapshot {
   std::uint64_t steps_lost = 0;  // next_step() calls not recorded (out of memory)
   folded_paths folded;
   timeline_counts timeline;
+  std::uint64_t device_unresolved = 0;  // device-timed scopes folded while their work still ran (no span)
 };
 
 /// Build a report from a raw snapshot (collect() does this; tests may too, with <scopeprof.hpp> and this

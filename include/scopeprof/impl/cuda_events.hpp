@@ -12,6 +12,7 @@
 #include <scopeprof/backends/cuda_device.hpp>
 #include <scopeprof/backends/cuda_driver.hpp>
 #include <scopeprof/backends/cuda_events.hpp>
+#include <scopeprof/backends/cuda_resolve.hpp>
 #include <scopeprof/backends/torch.hpp>
 #include <scopeprof/clock.hpp>
 #include <scopeprof/config.hpp>
@@ -56,6 +57,7 @@ SCOPEPROF_NOINLINE SCOPEPROF_API void probe_devices() noexcept {
     }
     g_thread_attach_hook.store(&device_thread_attach, std::memory_order_release);
     g_thread_exit_hook.store(&device_thread_exit, std::memory_order_release);
+    g_device_drain.store(&cuda_drain_hooks, std::memory_order_release);
     g_device_timing.store(device_timing_on, std::memory_order_release);
   } catch (...) {
     g_device_timing.store(device_timing_off, std::memory_order_release);

@@ -3,7 +3,7 @@
 // - Lazy: started by the first chunk refill of any thread (a program with a few scopes never has one),
 //   unless SCOPEPROF_DRAIN=0, which leaves draining to collect() and reset().
 // - Never keeps the process alive: it is detached and touches only objects that are never destroyed; at
-//   exit it is told to stop and does not start another pass.
+//   exit it is told to stop, does not start another pass, and the pass under way is let finish.
 // - fork(): a pass never straddles one (the prepare handler takes collect_mu); the child has no drain
 //   thread and starts its own on its next chunk refill.
 // - Never on a scope's path: scopes do not wait for it, and it takes only collect_mu (which no scope takes).
@@ -55,7 +55,7 @@ inline std::uint64_t background_pass(registry& r) noexcept {
       const std::uint64_t folded = it == d.threads.end() ? 0 : it->second.folded;
       if (t.counters.recorded > folded) waiting += t.counters.recorded - folded;
     }
-    drain_pass(r, d, view);
+    drain_pass(r, d, view, pass_kind::fold, pass_scope::background);
     ++d.background_passes;
     return waiting;
   } catch (...) {
@@ -73,9 +73,19 @@ inline void drain_loop() noexcept {
   }
 }
 
+/// At exit: no new pass starts, and a pass under way is given up to a second to end, so it is not querying
+/// CUDA events while the CUDA runtime tears itself down (a pass holds collect_mu).
 inline void stop_drain_at_exit() noexcept {
+  registry& r = the_registry();
   std::uint8_t running = drain_running;
-  the_registry().drain_thread.compare_exchange_strong(running, drain_off, std::memory_order_acq_rel);
+  if (!r.drain_thread.compare_exchange_strong(running, drain_off, std::memory_order_acq_rel)) return;
+  for (int i = 0; i < 1000; ++i) {
+    if (r.collect_mu.try_lock()) {
+      r.collect_mu.unlock();
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 #if SCOPEPROF_HAS_ATFORK

@@ -128,16 +128,9 @@ inline void timeline_warnings(const registry& r, const drain_state& d, raw_snaps
   else
     raw.warnings += "  note: SCOPEPROF_TRACE=" + t.policy + ": the timeline holds " + std::to_string(t.kept) + " of " +
                     std::to_string(t.kept + t.left_out) + " scopes; the tables count them all\n";
-  bool device = !raw.activities.empty();
-  for (std::size_t i = 0; i < raw.threads.size() && !device; ++i)
-    for (const raw_instance& x : raw.threads[i].records)
-      if (x.device != device_status::not_timed) {
-        device = true;
-        break;
-      }
-  if (device)
-    raw.warnings += "  note: host times count every scope; device spans and CUPTI figures come from the " +
-                    std::to_string(t.kept) + " scopes in the timeline only\n";
+  if (!raw.activities.empty())
+    raw.warnings += "  note: host times and device spans count every scope; CUPTI figures (kernels, copies, busy "
+                    "time) come from the " + std::to_string(t.kept) + " scopes in the timeline only\n";
 }
 
 /// The snapshot's sites, threads, counts and warnings, from the registry view (drained just before);

@@ -1,0 +1,134 @@
+// scopeprof long-run device benchmark: millions of device-timed scopes, one around each small kernel on one
+// stream, with SCOPEPROF_TRACE=off, as a long training or inference job runs them. The drain resolves the
+// event pairs in the background (query, never wait), folds each span into the tables and recycles the
+// events, so memory stays flat and every scope keeps its device span. Baselines measured in the same run,
+// same loop, same kernel: the kernel alone, and the kernel between two raw cudaEventRecord calls on a ring
+// of pre-created events (what a hand-written timer costs, and it keeps no results).
+//
+//   ./build/bench/scopeprof_bench_device_long [--scopes N]    (default 2,000,000)
+//
+// Prints ns per iteration of each loop, the scope's cost over the kernel alone next to the raw pair's, the
+// process RSS over the scoped loop, and what the tables counted; then each goal with met / NOT MET.
+#include <scopeprof.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+__global__ void tiny_kernel(float* x) {
+  if (threadIdx.x == 0) x[blockIdx.x] += 1.0f;
+}
+
+long rss_kib() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6);
+  return -1;
+}
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+bool check(cudaError_t e, const char* what) {
+  if (e == cudaSuccess) return true;
+  std::printf("CUDA error in %s: %s\n", what, cudaGetErrorString(e));
+  return false;
+}
+
+const char* verdict(bool met) { return met ? "met" : "NOT MET"; }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  long long n = 2'000'000;
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::strcmp(argv[i], "--scopes") == 0) n = std::atoll(argv[i + 1]);
+  float* x = nullptr;
+  if (!check(cudaMalloc(&x, 4096), "cudaMalloc")) return 1;
+  constexpr int ring = 4096;
+  std::vector<cudaEvent_t> begin(ring), end(ring);
+  for (int i = 0; i < ring; ++i)
+    if (!check(cudaEventCreate(&begin[i]), "cudaEventCreate") || !check(cudaEventCreate(&end[i]), "cudaEventCreate"))
+      return 1;
+  scopeprof::set_trace_policy("off");
+  // Warm up: the kernel, the events, the library's one-time set-up and its drain thread.
+  for (int i = 0; i < 20000; ++i) {
+    PROF_SCOPE("long kernel");
+    tiny_kernel<<<1, 32>>>(x);
+  }
+  cudaDeviceSynchronize();
+  scopeprof::reset();
+
+  double t0 = now_s();
+  for (long long i = 0; i < n; ++i) tiny_kernel<<<1, 32>>>(x);
+  cudaDeviceSynchronize();
+  const double kernel_ns = (now_s() - t0) * 1e9 / static_cast<double>(n);
+
+  t0 = now_s();
+  for (long long i = 0; i < n; ++i) {
+    const int k = static_cast<int>(i % ring);
+    cudaEventRecord(begin[k]);
+    tiny_kernel<<<1, 32>>>(x);
+    cudaEventRecord(end[k]);
+  }
+  cudaDeviceSynchronize();
+  const double raw_ns = (now_s() - t0) * 1e9 / static_cast<double>(n);
+
+  const long rss_before = rss_kib();
+  long rss_peak = rss_before;
+  t0 = now_s();
+  for (long long i = 0; i < n; ++i) {
+    PROF_SCOPE("long kernel");
+    tiny_kernel<<<1, 32>>>(x);
+    if ((i & 0xFFFFF) == 0) {
+      const long rss = rss_kib();
+      if (rss > rss_peak) rss_peak = rss;
+    }
+  }
+  const double scope_ns = (now_s() - t0) * 1e9 / static_cast<double>(n);
+  cudaDeviceSynchronize();
+  const long rss_after = rss_kib();
+  if (rss_after > rss_peak) rss_peak = rss_after;
+  t0 = now_s();
+  const scopeprof::report r = scopeprof::collect();
+  const double collect_ms = (now_s() - t0) * 1e3;
+  if (!check(cudaGetLastError(), "the loops")) return 1;
+
+  std::uint64_t calls = 0, device_calls = 0;
+  for (const auto& f : r.flat())
+    if (f.name == "long kernel") {
+      calls = f.calls;
+      device_calls = f.device_calls;
+    }
+  const double scope_cost = scope_ns - kernel_ns, raw_cost = raw_ns - kernel_ns;
+  const double ratio = raw_cost > 0 ? scope_cost / raw_cost : 0;
+  const double growth_mib = static_cast<double>(rss_peak - rss_before) / 1024.0;
+  std::printf("%lld device-timed scopes, one around each 1-block kernel on the default stream, SCOPEPROF_TRACE=off\n", n);
+  std::printf("  ns per iteration: kernel alone %.1f, raw event pair + kernel %.1f, PROF_SCOPE + kernel %.1f\n", kernel_ns,
+              raw_ns, scope_ns);
+  std::printf("  over the kernel alone: raw event pair %.1f ns, PROF_SCOPE %.1f ns: %.2fx\n", raw_cost, scope_cost, ratio);
+  std::printf("  RSS %ld -> %ld KiB over the scoped loop (peak +%.1f MiB); collect() %.1f ms\n", rss_before, rss_after,
+              growth_mib, collect_ms);
+  std::printf("  tables: %llu calls, %llu with a device span; %s\n", static_cast<unsigned long long>(calls),
+              static_cast<unsigned long long>(device_calls), r.sources().device.c_str());
+  std::printf("  goal: per scope at most 1.1x a raw event pair (over the kernel)    %s\n", verdict(ratio <= 1.1));
+  std::printf("  goal: RSS grows by at most 64 MiB                                %s\n", verdict(growth_mib <= 64));
+  std::printf("  goal: the tables count every scope, each with its device span    %s\n",
+              verdict(calls == static_cast<std::uint64_t>(n) && device_calls == calls));
+  for (int i = 0; i < ring; ++i) {
+    cudaEventDestroy(begin[i]);
+    cudaEventDestroy(end[i]);
+  }
+  cudaFree(x);
+  return 0;
+}
