@@ -4033,9 +4033,11 @@ inline void keep_in_timeline(drain_state& d, const registry& r, thread_drain& td
 /// scopes need and forget them.
 enum class pass_kind : std::uint8_t { fold, forget };
 
-/// What a pass may leave for later: a background pass stops a thread's fold where device work is still
-/// running; a pass for collect(), reset() or a dump folds everything (device_fold.hpp).
-enum class pass_scope : std::uint8_t { background, complete };
+/// What a pass may leave for later (device_fold.hpp): a background pass (and one for a new setting) stops a
+/// thread's fold where device work is still running; reset()'s folds everything at once (what it forgets
+/// needs no span); one for collect(), a dump or the exit waits, boundedly, for the GPU, then folds
+/// everything.
+enum class pass_scope : std::uint8_t { background, everything, after_wait };
 
 /// Fold one thread's records [td.folded, to) (a background pass: up to its device gate) and hand the
 /// chunks that hold only folded records back. Returns true when a chunk went back.
@@ -4088,7 +4090,7 @@ inline bool drain_thread(registry& r, drain_state& d, const thread_view& t, pass
 }
 
 /// Resolve what the GPU has finished among the device records not folded yet, every thread's at once
-/// (one round of CUDA set-up); a complete pass first waits, boundedly, for each stream. Under collect_mu.
+/// (one round of CUDA set-up); an after_wait pass first waits, boundedly, for each stream. Under collect_mu.
 inline void resolve_device_work(drain_state& d, const registry_view& view, pass_scope scope) {
   const device_drain_hooks* hooks = g_device_drain.load(std::memory_order_acquire);
   if (hooks == nullptr) return;
@@ -4100,12 +4102,12 @@ inline void resolve_device_work(drain_state& d, const registry_view& view, pass_
       if (x.state == dev_pending || x.state == dev_captured) d.device_batch.push_back(&x);
     });
   }
-  hooks->resolve(d.device_batch, scope == pass_scope::complete);
+  hooks->resolve(d.device_batch, scope == pass_scope::after_wait);
 }
 
 /// One pass over the threads of `view` (read under collect_mu just before). Under collect_mu.
 inline void drain_pass(registry& r, drain_state& d, const registry_view& view, pass_kind kind = pass_kind::fold,
-                       pass_scope scope = pass_scope::complete) {
+                       pass_scope scope = pass_scope::after_wait) {
   const auto start = std::chrono::steady_clock::now();
   if (d.policy.mode == trace_mode::steps) scan_step_marks(d, view);
   const bool intervals = d.intervals.active() && kind == pass_kind::fold;
@@ -11414,7 +11416,8 @@ SCOPEPROF_API bool set_report_every(std::string_view every, std::string_view pat
     registry& r = the_registry();
     std::lock_guard<std::mutex> serial(r.collect_mu);
     drain_state& d = the_drain();
-    drain_pass(r, d, view_registry(r));  // what ended so far goes by the previous setting
+    // What ended so far goes by the previous setting (scopes whose device work still runs: the new one).
+    drain_pass(r, d, view_registry(r), pass_kind::fold, pass_scope::background);
     apply_report_every(r, d, parsed, std::string(path));
     return true;
   } catch (...) {
@@ -11614,7 +11617,8 @@ SCOPEPROF_API bool set_trace_policy(std::string_view policy) noexcept {
     registry& r = the_registry();
     std::lock_guard<std::mutex> serial(r.collect_mu);
     drain_state& d = the_drain();
-    drain_pass(r, d, view_registry(r));  // what ended so far goes by the previous setting
+    // What ended so far goes by the previous setting (scopes whose device work still runs: the new one).
+    drain_pass(r, d, view_registry(r), pass_kind::fold, pass_scope::background);
     for (auto& [buffer, td] : d.threads) {
       d.left_out += td.kept.size();
       td.kept.clear();
@@ -11751,7 +11755,7 @@ SCOPEPROF_API void reset() noexcept {
     const registry_view view = view_registry(r);
     // What is forgotten below is not folded, but open scopes keep their children's time (self times stay
     // right when they end).
-    drain_pass(r, the_drain(), view, pass_kind::forget);
+    drain_pass(r, the_drain(), view, pass_kind::forget, pass_scope::everything);
     {
       std::lock_guard<std::mutex> lock(r.mu);
       r.unattached_floor = r.unattached_drops.load(std::memory_order_relaxed);

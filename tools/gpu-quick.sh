@@ -30,7 +30,7 @@ run gpu_lifecycle_tests 120 "$b/tests/gpu/scopeprof_gpu_lifecycle_tests" -s
 run gpu_fault 30 "$b/tests/gpu/scopeprof_gpu_fault"
 run bench_device 60 "$b/bench/scopeprof_bench_device"
 run bench_device_long 120 "$b/bench/scopeprof_bench_device_long" --scopes "${SCOPEPROF_LONG_SCOPES:-2000000}"
-run bench_host 60 "$b/bench/scopeprof_bench"
+run bench_host 150 "$b/bench/scopeprof_bench"
 (cd "$logs" && run example_large 90 "$b/examples/eager_vs_fused/eager_vs_fused" --preset large --iters 30)
 (cd "$logs" && run example_t4 40 "$b/examples/eager_vs_fused/eager_vs_fused" --preset t4 --iters 30 --no-trace)
 run memcheck_example 60 compute-sanitizer --tool memcheck --error-exitcode 3 "$b/examples/eager_vs_fused/eager_vs_fused" --preset tiny --iters 3 --warmup 1 --no-trace

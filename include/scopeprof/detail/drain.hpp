@@ -187,9 +187,11 @@ inline void keep_in_timeline(drain_state& d, const registry& r, thread_drain& td
 /// scopes need and forget them.
 enum class pass_kind : std::uint8_t { fold, forget };
 
-/// What a pass may leave for later: a background pass stops a thread's fold where device work is still
-/// running; a pass for collect(), reset() or a dump folds everything (device_fold.hpp).
-enum class pass_scope : std::uint8_t { background, complete };
+/// What a pass may leave for later (device_fold.hpp): a background pass (and one for a new setting) stops a
+/// thread's fold where device work is still running; reset()'s folds everything at once (what it forgets
+/// needs no span); one for collect(), a dump or the exit waits, boundedly, for the GPU, then folds
+/// everything.
+enum class pass_scope : std::uint8_t { background, everything, after_wait };
 
 /// Fold one thread's records [td.folded, to) (a background pass: up to its device gate) and hand the
 /// chunks that hold only folded records back. Returns true when a chunk went back.
@@ -242,7 +244,7 @@ inline bool drain_thread(registry& r, drain_state& d, const thread_view& t, pass
 }
 
 /// Resolve what the GPU has finished among the device records not folded yet, every thread's at once
-/// (one round of CUDA set-up); a complete pass first waits, boundedly, for each stream. Under collect_mu.
+/// (one round of CUDA set-up); an after_wait pass first waits, boundedly, for each stream. Under collect_mu.
 inline void resolve_device_work(drain_state& d, const registry_view& view, pass_scope scope) {
   const device_drain_hooks* hooks = g_device_drain.load(std::memory_order_acquire);
   if (hooks == nullptr) return;
@@ -254,12 +256,12 @@ inline void resolve_device_work(drain_state& d, const registry_view& view, pass_
       if (x.state == dev_pending || x.state == dev_captured) d.device_batch.push_back(&x);
     });
   }
-  hooks->resolve(d.device_batch, scope == pass_scope::complete);
+  hooks->resolve(d.device_batch, scope == pass_scope::after_wait);
 }
 
 /// One pass over the threads of `view` (read under collect_mu just before). Under collect_mu.
 inline void drain_pass(registry& r, drain_state& d, const registry_view& view, pass_kind kind = pass_kind::fold,
-                       pass_scope scope = pass_scope::complete) {
+                       pass_scope scope = pass_scope::after_wait) {
   const auto start = std::chrono::steady_clock::now();
   if (d.policy.mode == trace_mode::steps) scan_step_marks(d, view);
   const bool intervals = d.intervals.active() && kind == pass_kind::fold;

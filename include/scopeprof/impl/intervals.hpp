@@ -227,7 +227,8 @@ SCOPEPROF_API bool set_report_every(std::string_view every, std::string_view pat
     registry& r = the_registry();
     std::lock_guard<std::mutex> serial(r.collect_mu);
     drain_state& d = the_drain();
-    drain_pass(r, d, view_registry(r));  // what ended so far goes by the previous setting
+    // What ended so far goes by the previous setting (scopes whose device work still runs: the new one).
+    drain_pass(r, d, view_registry(r), pass_kind::fold, pass_scope::background);
     apply_report_every(r, d, parsed, std::string(path));
     return true;
   } catch (...) {

@@ -211,7 +211,8 @@ SCOPEPROF_API bool set_trace_policy(std::string_view policy) noexcept {
     registry& r = the_registry();
     std::lock_guard<std::mutex> serial(r.collect_mu);
     drain_state& d = the_drain();
-    drain_pass(r, d, view_registry(r));  // what ended so far goes by the previous setting
+    // What ended so far goes by the previous setting (scopes whose device work still runs: the new one).
+    drain_pass(r, d, view_registry(r), pass_kind::fold, pass_scope::background);
     for (auto& [buffer, td] : d.threads) {
       d.left_out += td.kept.size();
       td.kept.clear();
@@ -348,7 +349,7 @@ SCOPEPROF_API void reset() noexcept {
     const registry_view view = view_registry(r);
     // What is forgotten below is not folded, but open scopes keep their children's time (self times stay
     // right when they end).
-    drain_pass(r, the_drain(), view, pass_kind::forget);
+    drain_pass(r, the_drain(), view, pass_kind::forget, pass_scope::everything);
     {
       std::lock_guard<std::mutex> lock(r.mu);
       r.unattached_floor = r.unattached_drops.load(std::memory_order_relaxed);
