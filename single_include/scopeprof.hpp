@@ -11196,7 +11196,7 @@ inline std::string interval_json_line(const report& rep, const interval_line_inf
   out += ",\"host_clock\":";
   append_json_string(out, rep.sources().host);
   out += ",\"quantiles\":{\"fields\":[\"median\",\"p90\",\"p99\"],\"relative_error\":\"1/129\"}";
-  out += ",\"device\":\"not in interval lines: host quantities only\",\"tree\":[";
+  out += ",\"device\":\"each row's device: span and self of its scopes with a resolved span (null: none)\",\"tree\":[";
   for (std::size_t i = 0; i < rep.tree().size(); ++i) {
     if (i) out += ',';
     append_json_tree_row(out, rep.tree()[i], false);
@@ -11273,6 +11273,7 @@ inline raw_snapshot interval_snapshot(const registry_view& view, const tick_conv
   }
   raw.sources.host = to_string(g_clock_kind);
   raw.folded.present = true;
+  raw.folded.device = true;
   raw.folded.ns_per_tick = conv.kind == clock_kind::steady ? 1.0 : conv.ns_per_tick;
   return raw;
 }

@@ -4,6 +4,9 @@
 // table under any timeline policy, a background pass waits for the GPU and never for a lock, a complete
 // pass folds what still runs without a span and hands those events back, and the device log's memory goes
 // back as the drain moves on.
+#include "json_check.hpp"
+#include "temp_files.hpp"
+
 #include "internals.hpp"
 
 #include <doctest/doctest.h>
@@ -11,6 +14,7 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -232,4 +236,43 @@ TEST_CASE("drain, device: reset() while a scope is open keeps its device self ri
   CHECK(outer->device_calls == 1);
   CHECK(outer->device_self_ns == 110 - 20 - 20);
   CHECK(flat(r, "devfold inner")->device_calls == 1);
+}
+
+TEST_CASE("drain, device: interval lines carry each row's device span and self") {
+  fake_gpu gpu("off");
+  (void)this_thread();
+  sptest::temp_dir dir;
+  const std::string path = dir / "device.intervals.jsonl";
+  REQUIRE(set_report_every("2steps", path));
+  next_step();
+  for (int i = 0; i < 4; ++i) {
+    device_steps(1);
+    next_step();
+  }
+  const report tables = collect();
+  set_report_every("off");
+  std::istringstream in(sptest::read_file_bytes(path));
+  std::string line, error;
+  int lines = 0;
+  std::int64_t outer_device_calls = 0, outer_self = 0;
+  while (std::getline(in, line)) {
+    ++lines;
+    sptest::json j;
+    REQUIRE_MESSAGE(sptest::parse_json(line, j, error), error);
+    for (const sptest::json& row : j.find("tree")->items) {
+      if (row.find("name")->text != "devfold outer") continue;
+      const sptest::json* device = row.find("device");
+      REQUIRE(device != nullptr);
+      REQUIRE(device->find("calls") != nullptr);
+      std::int64_t calls = 0, self = 0;
+      REQUIRE(device->find("calls")->integer(calls));
+      REQUIRE(device->find("self")->integer(self));
+      outer_device_calls += calls;
+      outer_self += self;
+    }
+  }
+  CHECK(lines == 2);
+  CHECK(outer_device_calls == 4);
+  CHECK(outer_self == 4 * 40);
+  CHECK(flat(tables, "devfold outer")->device_calls == 4);
 }

@@ -44,7 +44,7 @@ inline std::string interval_json_line(const report& rep, const interval_line_inf
   out += ",\"host_clock\":";
   append_json_string(out, rep.sources().host);
   out += ",\"quantiles\":{\"fields\":[\"median\",\"p90\",\"p99\"],\"relative_error\":\"1/129\"}";
-  out += ",\"device\":\"not in interval lines: host quantities only\",\"tree\":[";
+  out += ",\"device\":\"each row's device: span and self of its scopes with a resolved span (null: none)\",\"tree\":[";
   for (std::size_t i = 0; i < rep.tree().size(); ++i) {
     if (i) out += ',';
     append_json_tree_row(out, rep.tree()[i], false);

@@ -84,6 +84,7 @@ inline raw_snapshot interval_snapshot(const registry_view& view, const tick_conv
   }
   raw.sources.host = to_string(g_clock_kind);
   raw.folded.present = true;
+  raw.folded.device = true;
   raw.folded.ns_per_tick = conv.kind == clock_kind::steady ? 1.0 : conv.ns_per_tick;
   return raw;
 }
