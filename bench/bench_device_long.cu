@@ -7,10 +7,8 @@
 //
 //   ./build/bench/scopeprof_bench_device_long [--scopes N]    (default 2,000,000)
 //
-// The three loops run in 20 turns each, rotating, each turn ending with the GPU drained (its GPU time counts).
 // Prints ns per iteration of each loop, the scope's cost over the kernel alone next to the raw pair's, the
-// process RSS over the loops, the drain thread's own time, and what the tables counted; then each goal
-// with met / NOT MET.
+// process RSS over the scoped loop, and what the tables counted; then each goal with met / NOT MET.
 #include <scopeprof.hpp>
 #include <scopeprof/detail/drain.hpp>  // the drain's own counters (passes, time spent)
 
@@ -23,7 +21,6 @@
 #include <fstream>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace {
@@ -74,44 +71,37 @@ int main(int argc, char** argv) {
   cudaDeviceSynchronize();
   scopeprof::reset();
 
-  // The three loops in turns of n / rounds iterations, rotating, so drift hits them alike; between turns
-  // (untimed) the GPU is drained and the drain thread is given 20 ms to catch up.
-  constexpr int rounds = 20;
-  const long long turn = n / rounds;
-  double seconds[3] = {0, 0, 0};
+  double t0 = now_s();
+  for (long long i = 0; i < n; ++i) tiny_kernel<<<1, 32>>>(x);
+  cudaDeviceSynchronize();
+  const double kernel_ns = (now_s() - t0) * 1e9 / static_cast<double>(n);
+
+  t0 = now_s();
+  for (long long i = 0; i < n; ++i) {
+    const int k = static_cast<int>(i % ring);
+    cudaEventRecord(begin[k]);
+    tiny_kernel<<<1, 32>>>(x);
+    cudaEventRecord(end[k]);
+  }
+  cudaDeviceSynchronize();
+  const double raw_ns = (now_s() - t0) * 1e9 / static_cast<double>(n);
+
   const long rss_before = rss_kib();
   long rss_peak = rss_before;
-  for (int round = 0; round < rounds; ++round)
-    for (int k = 0; k < 3; ++k) {
-      const int v = (round + k) % 3;
-      const double t0 = now_s();
-      if (v == 0) {
-        for (long long i = 0; i < turn; ++i) tiny_kernel<<<1, 32>>>(x);
-      } else if (v == 1) {
-        for (long long i = 0; i < turn; ++i) {
-          const int e = static_cast<int>(i % ring);
-          cudaEventRecord(begin[e]);
-          tiny_kernel<<<1, 32>>>(x);
-          cudaEventRecord(end[e]);
-        }
-      } else {
-        for (long long i = 0; i < turn; ++i) {
-          PROF_SCOPE("long kernel");
-          tiny_kernel<<<1, 32>>>(x);
-        }
-      }
-      cudaDeviceSynchronize();  // the turn's GPU work is part of its time
-      seconds[v] += now_s() - t0;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  t0 = now_s();
+  for (long long i = 0; i < n; ++i) {
+    PROF_SCOPE("long kernel");
+    tiny_kernel<<<1, 32>>>(x);
+    if ((i & 0xFFFFF) == 0) {
       const long rss = rss_kib();
       if (rss > rss_peak) rss_peak = rss;
     }
-  n = turn * rounds;
-  const double kernel_ns = seconds[0] * 1e9 / static_cast<double>(n);
-  const double raw_ns = seconds[1] * 1e9 / static_cast<double>(n);
-  const double scope_ns = seconds[2] * 1e9 / static_cast<double>(n);
+  }
+  const double scope_ns = (now_s() - t0) * 1e9 / static_cast<double>(n);
+  cudaDeviceSynchronize();
   const long rss_after = rss_kib();
-  const double t0 = now_s();
+  if (rss_after > rss_peak) rss_peak = rss_after;
+  t0 = now_s();
   const scopeprof::report r = scopeprof::collect();
   const double collect_ms = (now_s() - t0) * 1e3;
   if (!check(cudaGetLastError(), "the loops")) return 1;
@@ -138,7 +128,7 @@ int main(int argc, char** argv) {
   std::printf("  ns per iteration: kernel alone %.1f, raw event pair + kernel %.1f, PROF_SCOPE + kernel %.1f\n", kernel_ns,
               raw_ns, scope_ns);
   std::printf("  over the kernel alone: raw event pair %.1f ns, PROF_SCOPE %.1f ns: %.2fx\n", raw_cost, scope_cost, ratio);
-  std::printf("  RSS %ld -> %ld KiB over the loops (peak +%.1f MiB); collect() %.1f ms\n", rss_before, rss_after,
+  std::printf("  RSS %ld -> %ld KiB over the scoped loop (peak +%.1f MiB); collect() %.1f ms\n", rss_before, rss_after,
               growth_mib, collect_ms);
   std::printf("  tables: %llu calls, %llu with a device span; %s\n", static_cast<unsigned long long>(calls),
               static_cast<unsigned long long>(device_calls), r.sources().device.c_str());
