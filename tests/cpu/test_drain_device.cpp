@@ -12,10 +12,12 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -27,11 +29,18 @@ using namespace scopeprof;
 std::atomic<std::uint64_t> finished_below{0};
 std::atomic<bool> finish_on_wait{false};
 std::atomic<std::uint64_t> retired{0};
+std::atomic<bool> replayed{false};  // captured scopes: the graph has been replayed
 
 void fake_resolve(std::vector<detail::device_record*>& records, bool wait) noexcept {
-  for (detail::device_record* x : records)
-    if (x->state == detail::dev_pending && (x->host_index < finished_below.load() || (wait && finish_on_wait.load())))
+  for (detail::device_record* x : records) {
+    if (x->capture_id != 0) {
+      if (x->state == detail::dev_pending || x->state == detail::dev_captured)
+        x->state = replayed.load() ? detail::dev_resolved : detail::dev_captured;
+    } else if (x->state == detail::dev_pending &&
+               (x->host_index < finished_below.load() || (wait && finish_on_wait.load()))) {
       x->state = detail::dev_resolved;
+    }
+  }
 }
 void fake_retire(const std::vector<detail::device_record*>& records) noexcept { retired.fetch_add(records.size()); }
 constexpr detail::device_drain_hooks fake_hooks{&fake_resolve, &fake_retire};
@@ -45,6 +54,7 @@ struct fake_gpu {
     finished_below = ~std::uint64_t{0};
     finish_on_wait = false;
     retired = 0;
+    replayed = false;
     detail::g_device_drain.store(&fake_hooks);
     REQUIRE(set_trace_policy(trace));
   }
@@ -60,15 +70,16 @@ detail::thread_buffer& this_thread() {
   return *detail::t_buffer;
 }
 
-// The newest host record of this thread gets a device record with span [begin, end) on stream 1, pending.
-void add_device(std::int64_t begin, std::int64_t end) {
+// The newest host record of this thread gets a device record with span [begin, end) on stream 1, pending
+// (capture: recorded into that graph capture).
+void add_device(std::int64_t begin, std::int64_t end, std::uint64_t capture = 0) {
   detail::thread_buffer& b = *detail::t_buffer;
   detail::device_record* slot = detail::device_slot(b);
   REQUIRE(slot != nullptr);
   slot->host_index = b.records.published.load() - 1;
   slot->begin_event = slot->end_event = nullptr;
   slot->stream = reinterpret_cast<void*>(std::uintptr_t{1});
-  slot->capture_id = 0;
+  slot->capture_id = capture;
   slot->device = 0;
   slot->reference = 0;
   slot->state = detail::dev_pending;
@@ -278,4 +289,39 @@ TEST_CASE("drain, device: interval lines carry each row's device span and self")
   CHECK(outer_device_calls == 4);
   CHECK(outer_self == 4 * 40);
   CHECK(flat(tables, "devfold outer")->device_calls == 4);
+}
+
+TEST_CASE("drain, device: a captured scope waits for its graph's first replay, for at most a second") {
+  fake_gpu gpu("all");
+  detail::thread_buffer& b = this_thread();
+  const std::uint64_t first = b.records.published.load();
+  { PROF_SCOPE("devfold inner"); }
+  add_device(100, 120, 7);
+  { PROF_SCOPE("devfold inner"); }
+  add_device(130, 150, 7);
+  { PROF_SCOPE("devfold outer"); }
+  add_device(0, 10);
+  pass(detail::pass_scope::background);
+  CHECK(folded_of(b) == first);  // the graph has not run yet
+  replayed = true;
+  pass(detail::pass_scope::background);
+  CHECK(folded_of(b) == first + 3);
+  const report r = collect();
+  CHECK(flat(r, "devfold inner")->device_calls == 2);
+  CHECK(flat(r, "devfold inner")->device_self_ns == 40);
+  // A graph never replayed: the fold waits about a second, then its scope is folded "captured".
+  replayed = false;
+  { PROF_SCOPE("devfold inner"); }
+  add_device(200, 220, 8);
+  { PROF_SCOPE("devfold outer"); }
+  add_device(300, 310);
+  pass(detail::pass_scope::background);
+  CHECK(folded_of(b) == first + 3);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  pass(detail::pass_scope::background);
+  CHECK(folded_of(b) == first + 5);
+  const report again = collect();
+  CHECK(flat(again, "devfold inner")->device_calls == 2);
+  CHECK(flat(again, "devfold inner")->device_captured == 1);
+  CHECK(flat(again, "devfold outer")->device_calls == 2);
 }

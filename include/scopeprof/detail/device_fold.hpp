@@ -11,8 +11,14 @@
 // running, and holds back the newest host record while its device record may still be on its way. A pass
 // for collect(), reset() or a dump folds everything: the backend first waits, boundedly, for each stream,
 // and what is still running then is folded without a span (counted in the report's device line).
+//
+// A scope inside a CUDA graph capture has events that every replay of the graph records again. A
+// background pass waits for the graph's first replay before it folds such a scope (then it gets that
+// replay's span), but for at most captured_wait_ns per capture: a graph that is not replayed by then
+// leaves its scopes "n/a (captured)", and the thread's later scopes are not held back any longer.
 #pragma once
 
+#include <scopeprof/clock.hpp>
 #include <scopeprof/config.hpp>
 #include <scopeprof/detail/call_path_fold.hpp>
 #include <scopeprof/detail/chunked_log.hpp>
@@ -78,6 +84,15 @@ inline void add_span(fold_input& in, const device_outcome& out) noexcept {
   in.device_end_ns = out.end_ns;
 }
 
+/// How long a background pass waits for a captured graph's first replay (per capture).
+constexpr std::int64_t captured_wait_ns = 1'000'000'000;
+
+/// The capture a thread's fold waits on (drain-owned, per thread).
+struct capture_wait {
+  std::uint64_t capture_id = 0;
+  std::int64_t since_ns = 0;
+};
+
 /// One thread's device records not folded yet, [from, to) of its device log, walked beside its host
 /// records in one pass. Scratch storage comes from the caller (kept between passes).
 class device_walk {
@@ -91,14 +106,23 @@ class device_walk {
   }
 
   /// Where a background pass stops this thread's fold (host records [from, to) published): at the first
-  /// scope whose device work is still running, and before the newest record while its device record may
-  /// still come (`settled`: the thread has exited, or nothing is device-timed in this process).
-  std::uint64_t gate(std::uint64_t to, bool settled) const noexcept {
+  /// scope whose device work is still running or whose graph has not been replayed yet (for at most
+  /// captured_wait_ns per capture, timed in `wait`), and before the newest record while its device record
+  /// may still come (`settled`: the thread has exited, or nothing is device-timed in this process).
+  std::uint64_t gate(std::uint64_t to, bool settled, capture_wait& wait, std::int64_t now_ns) const noexcept {
     std::uint64_t newest_with_device = no_record;
     for (const device_record* x : records_) {
       if (x->host_index == no_record) continue;
       if (x->host_index >= to) break;
       if (x->state == dev_pending) return x->host_index;
+      if (x->state == dev_captured && x->capture_id != 0) {
+        if (wait.capture_id != x->capture_id) {
+          wait.capture_id = x->capture_id;
+          wait.since_ns = now_ns;
+          return x->host_index;
+        }
+        if (now_ns - wait.since_ns < captured_wait_ns) return x->host_index;
+      }
       newest_with_device = x->host_index;
     }
     if (settled || to == 0 || newest_with_device == to - 1) return to;

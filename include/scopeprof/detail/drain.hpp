@@ -46,6 +46,7 @@ struct thread_drain {
   std::uint64_t step_cursor = 0;  // next step mark to look at (steps:A-B)
   std::uint64_t interval_cursor = 0;  // ... for SCOPEPROF_REPORT_EVERY=<N>steps
   std::uint64_t device_cursor = 0;    // device log index of the next device record to fold
+  capture_wait capture;               // the captured graph a background pass waits for (device_fold.hpp)
   record_store kept;              // the timeline's records of this thread (all, steps:A-B)
 };
 
@@ -203,7 +204,8 @@ inline bool drain_thread(registry& r, drain_state& d, const thread_view& t, pass
   device_walk device(t, td.device_cursor, d.device_scratch, d.device_retire);
   const std::uint64_t from = (std::max)(td.folded, b.records.floor);
   std::uint64_t to = t.counters.recorded;
-  if (scope == pass_scope::background) to = (std::max)(from, device.gate(to, t.exited || hooks == nullptr));
+  if (scope == pass_scope::background)
+    to = (std::max)(from, device.gate(to, t.exited || hooks == nullptr, td.capture, steady_now_ns()));
   const auto input = [&](const record& rec, const device_outcome& out) {
     fold_input in{rec.site, rec.depth, static_cast<std::int64_t>(rec.begin_ticks), static_cast<std::int64_t>(rec.end_ticks)};
     add_span(in, out);
