@@ -560,6 +560,19 @@ struct evidence {
   std::string torch = "not built (SCOPEPROF_WITH_TORCH=0)";
 };
 
+/// @brief Which process of a job the report comes from: every output carries it, so reports of several
+/// ranks can be told apart and merged, and their timelines lined up by the wall clock.
+struct process_desc {
+  std::int64_t rank = 0;        ///< from the launcher's environment or set_rank(); 0 when single
+  std::int64_t world_size = 1;  ///< number of ranks; 1 when single
+  std::int64_t local_rank = 0;  ///< rank among the processes of this host
+  std::string rank_source;      ///< the variable the rank came from, "set_rank()", or empty when none was set
+  std::string host;             ///< the host name
+  std::int64_t pid = 0;
+  std::int64_t base_unix_ns = 0;      ///< Unix time (CLOCK_REALTIME, ns) of the trace origin; 0 when unknown
+  std::vector<std::int32_t> devices;  ///< CUDA devices this process timed on (ascending)
+};
+
 /// @brief What the CUPTI cells say: "ok" when CUPTI evidence is valid, else a short reason ("n/a" when it
 /// was not collected, "withheld" when another tool held CUPTI, "invalid" when records were lost).
 inline const char* cupti_status_text(const evidence& e) noexcept {
@@ -629,6 +642,8 @@ class report {
   const std::string& warnings() const noexcept { return warnings_; }
   /// Time zero of traces (steady_clock ns): the library's start.
   std::int64_t origin_ns() const noexcept { return origin_ns_; }
+  /// Which process of a job this is: rank, world size, host, pid, devices, and the Unix time of origin_ns().
+  const process_desc& process() const noexcept { return process_; }
   /// Scopes the tables place at the root because their parent's record is missing (dropped) or their
   /// parent was still open when the report was taken.
   std::uint64_t orphan_count() const noexcept { return orphans_; }
@@ -690,6 +705,7 @@ class report {
   evidence sources_;
   std::string warnings_;
   std::int64_t origin_ns_ = 0;
+  process_desc process_;
   std::uint64_t orphans_ = 0;
   std::vector<device_activity> activities_;
   std::vector<std::string> activity_names_;
@@ -1794,7 +1810,11 @@ SCOPEPROF_NAMESPACE_END
 // Environment (read once, at the first scope or the first call of this API):
 //   SCOPEPROF=0|1                 start disabled / enabled (default 1)
 //   SCOPEPROF_REPORT=stderr|stdout|PATH   report at normal exit: .csv CSV, .trace.json Chrome trace,
-//                                 .json JSON, anything else the text tables
+//                                 .json JSON, anything else the text tables. Paths (this one and those
+//                                 below) may hold {rank} {local_rank} {world_size} {pid} {host}; in a job of
+//                                 several ranks a path without {rank} or {pid} gets ".rankR" before its suffix
+// Rank: from RANK/WORLD_SIZE/LOCAL_RANK (torchrun), OMPI_COMM_WORLD_*, PMI_RANK/PMI_SIZE, SLURM_PROCID/
+//   SLURM_NTASKS/SLURM_LOCALID, the first set; set_rank() overrides them.
 //   SCOPEPROF_CLOCK=auto|tsc|steady|cntvct   host clock (default auto: hardware counter where safe)
 //   SCOPEPROF_MAX_RECORDS=N       cap on records waiting to be folded, and on an `all` timeline (default 4194304)
 //   SCOPEPROF_TRACE=all|off|last:N|steps:A-B   which scopes the timeline keeps (the tables count them all)
@@ -1863,6 +1883,11 @@ SCOPEPROF_API clock_kind host_clock() noexcept;
 
 /// @brief Name the calling thread's track in traces and reports: `scopeprof::set_thread_name("loader");`
 SCOPEPROF_API void set_thread_name(std::string_view name) noexcept;
+
+/// @brief This process is rank `rank` of `world_size`: overrides what the launcher's environment says, for
+/// every output from now on (reports, path templates such as {rank}). False, with a warning, when rank < 0
+/// or world_size <= rank; the setting is then unchanged.
+SCOPEPROF_API bool set_rank(std::int64_t rank, std::int64_t world_size) noexcept;
 
 /// @brief Step marker, as torch.profiler's step(): ends the current step and begins the next (steps are
 /// numbered from 0 across the process: ProfilerStep#N in traces). Call it once per iteration, outside any
@@ -3265,6 +3290,7 @@ struct raw_snapshot {
   scope_counts counts;
   evidence sources;
   std::int64_t origin_ns = 0;  // the process's time zero for traces
+  process_desc process;        // rank, host, pid, wall clock (pid 0: the builder fills in this process)
   std::string warnings;        // lines the report prints in its header
   std::vector<raw_activity> activities;  // CUPTI records (used only when sources.cupti_valid)
   std::vector<std::string> activity_names;
@@ -4250,6 +4276,345 @@ SCOPEPROF_NAMESPACE_END
 // (default scopeprof-%p-%n.trace.json: %p the process id, %n the dump's number from 1; the format from the
 // suffix, as for dump_trace()).
 
+// ---- begin scopeprof/detail/output_path.hpp ----
+// scopeprof: output paths of a job of several ranks. A path may hold {rank}, {local_rank}, {world_size},
+// {pid} and {host}; every writer expands them. A path the environment names (SCOPEPROF_REPORT, the
+// interval file, the dump files) that cannot tell the ranks apart gets the rank added before its format's
+// suffix, with one warning, so the ranks of a job never write over each other's files.
+
+// ---- begin scopeprof/detail/env.hpp ----
+// scopeprof: reading the environment. A malformed value gives one warning (the value quoted with control
+// characters escaped, so it cannot forge lines) and the default.
+
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+inline std::string env_string(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+inline std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return s;
+}
+
+/// Warnings quote the value with control characters escaped, so a value cannot forge lines.
+inline std::string quoted(const std::string& value) { return "'" + display_name(value) + "'"; }
+
+/// Parse a 0/1 style switch; a malformed value gives one warning and the default.
+inline bool parse_switch(const char* name, const std::string& value, bool fallback) {
+  const std::string v = lower(value);
+  if (v.empty()) return fallback;
+  if (v == "0" || v == "off" || v == "false" || v == "no") return false;
+  if (v == "1" || v == "on" || v == "true" || v == "yes") return true;
+  warn(std::string(name) + "=" + quoted(value) + " is not one of 0, 1, on, off, true, false; using " + (fallback ? "1" : "0"));
+  return fallback;
+}
+
+/// Parse a positive integer (optional k/m/g suffix, powers of 1024); malformed: one warning, the default.
+inline std::uint64_t parse_count(const char* name, const std::string& value, std::uint64_t fallback) {
+  if (value.empty()) return fallback;
+  std::uint64_t v = 0;
+  std::size_t i = 0;
+  for (; i < value.size() && value[i] >= '0' && value[i] <= '9'; ++i) {
+    const auto digit = static_cast<std::uint64_t>(value[i] - '0');
+    if (v > (UINT64_MAX - digit) / 10) { i = 0; break; }
+    v = v * 10 + digit;
+  }
+  std::uint64_t mult = 1;
+  if (i > 0 && i + 1 == value.size()) {
+    const char s = static_cast<char>(value[i] | 0x20);
+    mult = s == 'k' ? 1024u : s == 'm' ? 1024u * 1024u : s == 'g' ? 1024u * 1024u * 1024u : 0u;
+    if (mult) ++i;
+  }
+  if (i == 0 || i != value.size() || v == 0 || mult == 0 || v > UINT64_MAX / mult) {
+    warn(std::string(name) + "=" + quoted(value) + " is not a positive whole number; using " + std::to_string(fallback));
+    return fallback;
+  }
+  return v * mult;
+}
+
+inline clock_kind parse_clock(const std::string& value) {
+  const std::string v = lower(value);
+  const clock_kind best = best_clock_kind();
+  if (v.empty() || v == "auto") return best;
+  clock_kind asked;
+  if (v == "steady") asked = clock_kind::steady;
+  else if (v == "tsc") asked = clock_kind::tsc;
+  else if (v == "cntvct") asked = clock_kind::cntvct;
+  else {
+    warn("SCOPEPROF_CLOCK=" + quoted(value) + " is not one of auto, tsc, steady, cntvct; using " + to_string(best));
+    return best;
+  }
+  if (!clock_kind_available(asked)) {
+    warn(std::string("SCOPEPROF_CLOCK=") + quoted(value) + ": " + to_string(asked) + " is not available on this machine; using " +
+         to_string(best));
+    return best;
+  }
+  return asked;
+}
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/env.hpp ----
+
+#include <cstdint>
+#include <mutex>
+#include <set>
+#include <string>
+#include <string_view>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// A host name as a path component: letters, digits, '.', '-' and '_' stay, anything else becomes '_'.
+inline std::string path_safe(std::string_view s) {
+  std::string out;
+  for (const char c : s) {
+    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                      c == '-' || c == '_';
+    out += keep ? c : '_';
+  }
+  if (out.empty() || out == "." || out == "..") out = "unknown";
+  return out;
+}
+
+/// `pattern` with {rank}, {local_rank}, {world_size}, {pid} and {host} replaced; any other brace is kept.
+inline std::string expand_path_template(std::string_view pattern, const process_desc& p) {
+  std::string out;
+  out.reserve(pattern.size() + 16);
+  for (std::size_t i = 0; i < pattern.size();) {
+    if (pattern[i] == '{') {
+      const std::size_t close = pattern.find('}', i);
+      if (close != std::string_view::npos) {
+        const std::string_view key = pattern.substr(i + 1, close - i - 1);
+        std::string value;
+        bool known = true;
+        if (key == "rank") value = std::to_string(p.rank);
+        else if (key == "local_rank") value = std::to_string(p.local_rank);
+        else if (key == "world_size") value = std::to_string(p.world_size);
+        else if (key == "pid") value = std::to_string(p.pid);
+        else if (key == "host") value = path_safe(p.host);
+        else known = false;
+        if (known) {
+          out += value;
+          i = close + 1;
+          continue;
+        }
+      }
+    }
+    out += pattern[i++];
+  }
+  return out;
+}
+
+/// Whether a path pattern gives each rank of a job its own file: it holds {rank}, {pid} (or %p, which the
+/// dump and interval files expand), or both {host} and {local_rank}.
+inline bool path_separates_ranks(std::string_view pattern) {
+  const auto has = [pattern](std::string_view s) { return pattern.find(s) != std::string_view::npos; };
+  return has("{rank}") || has("{pid}") || has("%p") || (has("{host}") && has("{local_rank}"));
+}
+
+/// "prof/run.trace.json.gz" -> "prof/run.rank3.trace.json.gz": ".rank<R>" before the format's suffix (the
+/// first of .trace.json, .speedscope.json, .intervals.jsonl, .json, .jsonl, .csv, .html, .txt in the file
+/// name, with a .gz after it), or at the end when the name has none of them.
+inline std::string path_with_rank(const std::string& path, std::int64_t rank) {
+  const std::string tag = ".rank" + std::to_string(rank);
+  const std::size_t slash = path.find_last_of('/');
+  const std::size_t name = slash == std::string::npos ? 0 : slash + 1;
+  const std::string lowered = lower(path.substr(name));
+  std::size_t at = std::string::npos;
+  for (std::string_view suffix : {".trace.json", ".speedscope.json", ".intervals.jsonl", ".json", ".jsonl", ".csv", ".html", ".txt"}) {
+    for (std::string_view tail : {"", ".gz"}) {
+      const std::string s = std::string(suffix) + std::string(tail);
+      if (lowered.size() > s.size() && lowered.compare(lowered.size() - s.size(), s.size(), s) == 0) {
+        at = name + lowered.size() - s.size();
+        break;
+      }
+    }
+    if (at != std::string::npos) break;
+  }
+  if (at == std::string::npos) return path + tag;
+  return path.substr(0, at) + tag + path.substr(at);
+}
+
+/// A path the environment names (`variable` says which, for the warning): templates expanded, and when the
+/// process is one of several ranks and the pattern cannot tell them apart, the rank added, with one warning
+/// per variable.
+inline std::string job_output_path(const std::string& pattern, const char* variable, const process_desc& p) {
+  std::string path = expand_path_template(pattern, p);
+  if (p.world_size <= 1 || path_separates_ranks(pattern)) return path;
+  path = path_with_rank(path, p.rank);
+  static std::mutex* mu = new std::mutex();  // never destroyed: exit handlers come here
+  static std::set<std::string>* warned = new std::set<std::string>();
+  bool first = false;
+  {
+    std::lock_guard<std::mutex> lock(*mu);
+    first = warned->insert(variable).second;
+  }
+  if (first)
+    warn(std::string(variable) + "=" + detail::quoted(pattern) + " names one file for all " + std::to_string(p.world_size) +
+         " ranks of this job: each rank writes its own (this one: " + detail::quoted(path) +
+         "); put {rank} in the path to choose the name");
+  return path;
+}
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/output_path.hpp ----
+// ---- begin scopeprof/detail/process_identity.hpp ----
+// scopeprof: which process of a job this is. Rank, world size and local rank come from the launcher's
+// environment, or from set_rank(), which overrides it; then the host name, the process id and the Unix
+// time of the trace origin. Every report carries the result (report::process()).
+
+
+#include <charconv>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#if defined(_WIN32)
+#include <process.h>
+#include <winsock2.h>
+#else
+#include <unistd.h>
+#endif
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+struct launcher_rank {
+  std::int64_t rank = 0;
+  std::int64_t world_size = 1;
+  std::int64_t local_rank = 0;
+  std::string source;  // the variable the rank came from, empty when none was set
+};
+
+/// A variable holding a whole number >= 0, nothing else; false when unset or malformed.
+inline bool env_nonnegative(const char* name, std::int64_t& out) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return false;
+  const char* end = v + std::strlen(v);
+  std::int64_t x = 0;
+  const auto r = std::from_chars(v, end, x);
+  if (r.ec != std::errc() || r.ptr != end || x < 0) return false;
+  out = x;
+  return true;
+}
+
+/// The launcher's rank, world size and local rank: the first launcher whose rank variable is set (a whole
+/// number >= 0), in this order: torchrun / torch.distributed (RANK, WORLD_SIZE, LOCAL_RANK), Open MPI
+/// (OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK), MPICH / Intel MPI (PMI_RANK, PMI_SIZE, MPI_LOCALRANKID),
+/// Slurm (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID). A world size that is missing or not above the rank
+/// becomes rank + 1; a missing local rank is 0. None set: rank 0 of 1.
+inline launcher_rank rank_from_env() {
+  struct names {
+    const char* rank;
+    const char* size;
+    const char* local;
+  };
+  static constexpr names launchers[] = {{"RANK", "WORLD_SIZE", "LOCAL_RANK"},
+                                        {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"},
+                                        {"PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID"},
+                                        {"SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"}};
+  launcher_rank r;
+  for (const names& n : launchers) {
+    std::int64_t rank = 0, world = 0, local = 0;
+    if (!env_nonnegative(n.rank, rank)) continue;
+    r.rank = rank;
+    r.world_size = env_nonnegative(n.size, world) && world > rank ? world : rank + 1;
+    r.local_rank = env_nonnegative(n.local, local) ? local : 0;
+    r.source = n.rank;
+    break;
+  }
+  return r;
+}
+
+/// set_rank()'s values; `set` false until it is called.
+struct rank_override {
+  std::mutex mu;
+  bool set = false;
+  std::int64_t rank = 0;
+  std::int64_t world_size = 1;
+};
+
+inline rank_override& the_rank_override() {
+  static rank_override* o = new rank_override();  // never destroyed: exit handlers read it
+  return *o;
+}
+
+/// This process's rank, world size and local rank: set_rank()'s when it was called (the local rank still
+/// from the launcher, when the launcher's rank is the same), else the launcher's.
+inline launcher_rank current_rank() {
+  launcher_rank r = rank_from_env();
+  rank_override& o = the_rank_override();
+  std::lock_guard<std::mutex> lock(o.mu);
+  if (o.set) {
+    if (r.source.empty() || r.rank != o.rank) r.local_rank = 0;
+    r.rank = o.rank;
+    r.world_size = o.world_size;
+    r.source = "set_rank()";
+  }
+  return r;
+}
+
+inline std::int64_t current_process_id() noexcept {
+#if defined(_WIN32)
+  return static_cast<std::int64_t>(::_getpid());
+#else
+  return static_cast<std::int64_t>(::getpid());
+#endif
+}
+
+/// The host name as the system gives it ("unknown" when it cannot say).
+inline std::string current_host_name() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0 || buf[0] == '\0') return "unknown";
+  return std::string(buf);
+}
+
+/// Unix time (ns) of the steady-clock instant `origin_ns`, from one pairing of the two clocks per process
+/// (so every output of a process says the same). False when it does not fit.
+inline bool unix_ns_of_steady(std::int64_t origin_ns, std::int64_t& out) noexcept {
+  static const std::int64_t unix_minus_steady = [] {
+    const std::int64_t steady = steady_now_ns();
+    const std::int64_t unix_ns = static_cast<std::int64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+    return unix_ns - steady;
+  }();
+  if ((unix_minus_steady > 0 && origin_ns > INT64_MAX - unix_minus_steady) ||
+      (unix_minus_steady < 0 && origin_ns < INT64_MIN - unix_minus_steady))
+    return false;
+  out = origin_ns + unix_minus_steady;
+  return true;
+}
+
+/// Everything but the devices (the CUDA backend adds those at collect()).
+inline process_desc current_process(std::int64_t origin_ns) {
+  process_desc p;
+  const launcher_rank r = current_rank();
+  p.rank = r.rank;
+  p.world_size = r.world_size;
+  p.local_rank = r.local_rank;
+  p.rank_source = r.source;
+  p.host = current_host_name();
+  p.pid = current_process_id();
+  if (!unix_ns_of_steady(origin_ns, p.base_unix_ns)) p.base_unix_ns = 0;
+  return p;
+}
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/process_identity.hpp ----
 
 #include <atomic>
 #include <cstdint>
@@ -4362,7 +4727,8 @@ inline void serve_dump_requests() noexcept {
     std::lock_guard<std::mutex> lock(s.mu);
     if (s.pattern.empty() || requests == s.served) return;
     s.served = requests;
-    path = dump_path(s.pattern, ++s.written);
+    const process_desc proc = current_process(the_registry().clock_start.ns);
+    path = dump_path(job_output_path(s.pattern, "SCOPEPROF_DUMP_PATH", proc), ++s.written);
   } catch (...) {
     return;
   }
@@ -5917,87 +6283,6 @@ SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/backends/cupti/buffers.hpp ----
 #if SCOPEPROF_WITH_CUDA
 #endif
-// ---- begin scopeprof/detail/env.hpp ----
-// scopeprof: reading the environment. A malformed value gives one warning (the value quoted with control
-// characters escaped, so it cannot forge lines) and the default.
-
-
-#include <cstdint>
-#include <cstdlib>
-#include <string>
-
-SCOPEPROF_NAMESPACE_BEGIN
-namespace detail {
-
-inline std::string env_string(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? std::string(v) : std::string();
-}
-
-inline std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  return s;
-}
-
-/// Warnings quote the value with control characters escaped, so a value cannot forge lines.
-inline std::string quoted(const std::string& value) { return "'" + display_name(value) + "'"; }
-
-/// Parse a 0/1 style switch; a malformed value gives one warning and the default.
-inline bool parse_switch(const char* name, const std::string& value, bool fallback) {
-  const std::string v = lower(value);
-  if (v.empty()) return fallback;
-  if (v == "0" || v == "off" || v == "false" || v == "no") return false;
-  if (v == "1" || v == "on" || v == "true" || v == "yes") return true;
-  warn(std::string(name) + "=" + quoted(value) + " is not one of 0, 1, on, off, true, false; using " + (fallback ? "1" : "0"));
-  return fallback;
-}
-
-/// Parse a positive integer (optional k/m/g suffix, powers of 1024); malformed: one warning, the default.
-inline std::uint64_t parse_count(const char* name, const std::string& value, std::uint64_t fallback) {
-  if (value.empty()) return fallback;
-  std::uint64_t v = 0;
-  std::size_t i = 0;
-  for (; i < value.size() && value[i] >= '0' && value[i] <= '9'; ++i) {
-    const auto digit = static_cast<std::uint64_t>(value[i] - '0');
-    if (v > (UINT64_MAX - digit) / 10) { i = 0; break; }
-    v = v * 10 + digit;
-  }
-  std::uint64_t mult = 1;
-  if (i > 0 && i + 1 == value.size()) {
-    const char s = static_cast<char>(value[i] | 0x20);
-    mult = s == 'k' ? 1024u : s == 'm' ? 1024u * 1024u : s == 'g' ? 1024u * 1024u * 1024u : 0u;
-    if (mult) ++i;
-  }
-  if (i == 0 || i != value.size() || v == 0 || mult == 0 || v > UINT64_MAX / mult) {
-    warn(std::string(name) + "=" + quoted(value) + " is not a positive whole number; using " + std::to_string(fallback));
-    return fallback;
-  }
-  return v * mult;
-}
-
-inline clock_kind parse_clock(const std::string& value) {
-  const std::string v = lower(value);
-  const clock_kind best = best_clock_kind();
-  if (v.empty() || v == "auto") return best;
-  clock_kind asked;
-  if (v == "steady") asked = clock_kind::steady;
-  else if (v == "tsc") asked = clock_kind::tsc;
-  else if (v == "cntvct") asked = clock_kind::cntvct;
-  else {
-    warn("SCOPEPROF_CLOCK=" + quoted(value) + " is not one of auto, tsc, steady, cntvct; using " + to_string(best));
-    return best;
-  }
-  if (!clock_kind_available(asked)) {
-    warn(std::string("SCOPEPROF_CLOCK=") + quoted(value) + ": " + to_string(asked) + " is not available on this machine; using " +
-         to_string(best));
-    return best;
-  }
-  return asked;
-}
-
-}  // namespace detail
-SCOPEPROF_NAMESPACE_END
-// ---- end scopeprof/detail/env.hpp ----
 
 #include <algorithm>
 #include <atomic>
@@ -7691,6 +7976,7 @@ inline std::vector<tree_row> build_tree_rows(const std::vector<site_desc>& sites
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/detail/report/tree_rows.hpp ----
 
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -7739,7 +8025,22 @@ class report_builder {
     r.flat_ = build_flat_rows(r.sites_, r.instances_, &raw.folded);
     r.tree_ = build_tree_rows(r.sites_, r.instances_, &raw.folded);
     r.steps_ = build_steps(raw.steps, raw.steps_lost, r.step_stats_);
+    r.process_ = process_of(raw, r);
     return r;
+  }
+
+ private:
+  /// The snapshot's process (collect() fills it; a snapshot built by hand gets this process's), with
+  /// every device a kept scope or a CUPTI record names.
+  static process_desc process_of(raw_snapshot& raw, const report& r) {
+    process_desc p = raw.process.pid != 0 ? std::move(raw.process) : current_process(raw.origin_ns);
+    for (const auto& x : r.instances_)
+      if (x.device_id >= 0) p.devices.push_back(x.device_id);
+    for (const auto& a : r.activities_)
+      if (a.device >= 0) p.devices.push_back(a.device);
+    std::sort(p.devices.begin(), p.devices.end());
+    p.devices.erase(std::unique(p.devices.begin(), p.devices.end()), p.devices.end());
+    return p;
   }
 };
 
@@ -8333,23 +8634,14 @@ SCOPEPROF_NAMESPACE_END
 // ---- begin scopeprof/detail/trace_meta.hpp ----
 // scopeprof: what the Chrome trace writer needs besides the report: the time encoding that keeps nesting
 // exact in binary floating point, the primitives that write events into the sink's memory (shared by
-// format/chrome_trace.hpp and detail/trace_steps.hpp), the process's rank and world size from the
-// environment, its process id, and the wall-clock time of ts 0.
+// format/chrome_trace.hpp and detail/trace_steps.hpp). Which process wrote it (rank, pid, wall clock of ts 0)
+// is the report's process(): detail/process_identity.hpp.
 
 
-#include <chrono>
 #include <charconv>
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
 #include <string>
 #include <string_view>
-
-#if defined(_WIN32)
-#include <process.h>
-#else
-#include <unistd.h>
-#endif
 
 SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
@@ -8443,72 +8735,6 @@ inline char* write_trace_slice(char* p, std::string_view cat, std::string_view n
   p = write_trace_time(p, begin_ns);
   p = trace_put(p, ",\"dur\":");
   return write_trace_dur(p, begin_ns, end_ns);
-}
-
-// ---- rank and world size ----
-
-struct trace_rank {
-  std::int64_t rank = 0;
-  std::int64_t world_size = 1;
-  std::string source;  // the variable the rank came from, empty when none was set
-};
-
-inline bool env_nonnegative(const char* name, std::int64_t& out) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') return false;
-  const char* end = v + std::strlen(v);
-  std::int64_t x = 0;
-  const auto r = std::from_chars(v, end, x);
-  if (r.ec != std::errc() || r.ptr != end || x < 0) return false;
-  out = x;
-  return true;
-}
-
-/// The rank and world size of this process from the launcher's variables, the first set (and a
-/// non-negative integer) of: RANK/WORLD_SIZE (torchrun, torch.distributed), OMPI_COMM_WORLD_RANK/SIZE
-/// (Open MPI), PMI_RANK/PMI_SIZE (MPICH, Intel MPI), SLURM_PROCID/SLURM_NTASKS (Slurm). A world size that
-/// is missing or not above the rank becomes rank + 1. None set: rank 0 of 1.
-inline trace_rank trace_rank_from_env() {
-  static constexpr const char* pairs[][2] = {{"RANK", "WORLD_SIZE"},
-                                             {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
-                                             {"PMI_RANK", "PMI_SIZE"},
-                                             {"SLURM_PROCID", "SLURM_NTASKS"}};
-  trace_rank r;
-  for (const auto& p : pairs) {
-    std::int64_t rank = 0, world = 0;
-    if (!env_nonnegative(p[0], rank)) continue;
-    r.rank = rank;
-    r.world_size = env_nonnegative(p[1], world) && world > rank ? world : rank + 1;
-    r.source = p[0];
-    break;
-  }
-  return r;
-}
-
-// ---- process and wall clock ----
-
-inline std::int64_t trace_process_id() noexcept {
-#if defined(_WIN32)
-  return static_cast<std::int64_t>(::_getpid());
-#else
-  return static_cast<std::int64_t>(::getpid());
-#endif
-}
-
-/// Unix time (ns) of the steady-clock instant `origin_ns`, from one pairing of the two clocks per process
-/// (so every trace of a report says the same). False when it does not fit.
-inline bool trace_base_unix_ns(std::int64_t origin_ns, std::int64_t& out) noexcept {
-  static const std::int64_t unix_minus_steady = [] {
-    const std::int64_t steady = steady_now_ns();
-    const std::int64_t unix_ns = static_cast<std::int64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
-    return unix_ns - steady;
-  }();
-  if ((unix_minus_steady > 0 && origin_ns > INT64_MAX - unix_minus_steady) ||
-      (unix_minus_steady < 0 && origin_ns < INT64_MIN - unix_minus_steady))
-    return false;
-  out = origin_ns + unix_minus_steady;
-  return true;
 }
 
 }  // namespace detail
@@ -8724,7 +8950,7 @@ inline trace_tables trace_tables_of(const report& rep) {
   trace_tables t;
   t.origin_ns = rep.origin_ns();
   t.cupti_valid = rep.sources().cupti_valid;
-  t.pid = trace_process_id();
+  t.pid = rep.process().pid;
   t.scope_names.reserve(rep.sites().size());
   for (const auto& site : rep.sites()) t.scope_names.push_back(trace_json_literal(site.name));
   std::set<std::uint64_t> used;
@@ -8756,19 +8982,21 @@ inline void add_trace_kernel_names(trace_tables& t, const report& rep) {
 /// Everything before the events, in Kineto's order (HTA reads the rank with the regex "rank":\s+(\d+)
 /// from the first line that has it, so distributedInfo comes first, written with a space after colons).
 inline void append_trace_top(std::string& out, const report& rep, const std::set<std::int32_t>& devices) {
-  const trace_rank rank = trace_rank_from_env();
-  out += "{\"schemaVersion\":1,\"distributedInfo\": {\"rank\": " + std::to_string(rank.rank) +
-         ", \"world_size\": " + std::to_string(rank.world_size) + "},\"deviceProperties\":[";
+  const process_desc& proc = rep.process();
+  out += "{\"schemaVersion\":1,\"distributedInfo\": {\"rank\": " + std::to_string(proc.rank) +
+         ", \"world_size\": " + std::to_string(proc.world_size) + "},\"deviceProperties\":[";
   for (auto it = devices.begin(); it != devices.end(); ++it)
     out += (it == devices.begin() ? "{\"id\":" : ",{\"id\":") + std::to_string(*it) + "}";
   out += "]";
-  std::int64_t base = 0;
-  if (trace_base_unix_ns(rep.origin_ns(), base)) out += ",\"baseTimeNanoseconds\":" + std::to_string(base);
+  if (proc.base_unix_ns != 0) out += ",\"baseTimeNanoseconds\":" + std::to_string(proc.base_unix_ns);
   out += ",\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"scopeprof " SCOPEPROF_VERSION_STRING "\"";
   out += ",\"entered\":" + std::to_string(rep.counts().entered) + ",\"recorded\":" + std::to_string(rep.counts().recorded) +
          ",\"dropped\":" + std::to_string(rep.counts().dropped) + ",\"in_flight\":" + std::to_string(rep.counts().in_flight) +
          ",\"rank_source\":";
-  append_json_string(out, rank.source);
+  append_json_string(out, proc.rank_source);
+  out += ",\"local_rank\":" + std::to_string(proc.local_rank) + ",\"host\":";
+  append_json_string(out, proc.host);
+  out += ",\"pid\":" + std::to_string(proc.pid);
   out += ",\"time_unit\":\"us, multiples of 1/1024 (ns = floor(value * 1000))\",\"host_source\":";
   append_json_string(out, rep.sources().host);
   out += ",\"device_source\":";
@@ -9004,6 +9232,48 @@ SCOPEPROF_NAMESPACE_END
 // *_p90_us and *_p99_us cells are within 1/129 relative (log-bucket histogram); every other cell is exact
 // (meta row "quantiles" says so in the file).
 
+// ---- begin scopeprof/detail/process_text.hpp ----
+// scopeprof: the report's process (rank, host, pid, devices, wall clock) as the outputs write it: one line
+// of words for the text, HTML and speedscope headers, and one JSON object for the JSON report, the interval
+// lines and speedscope's own member.
+
+
+#include <string>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// "rank 3 of 8 (local 1, from RANK), host node7, pid 4242, GPU 0", or "host node7, pid 4242" for a
+/// process no launcher ranked. Names are shown with control characters escaped.
+inline std::string process_words(const process_desc& p) {
+  std::string s;
+  if (!p.rank_source.empty() || p.world_size > 1)
+    s += "rank " + std::to_string(p.rank) + " of " + std::to_string(p.world_size) + " (local " +
+         std::to_string(p.local_rank) + (p.rank_source.empty() ? "" : ", from " + display_name(p.rank_source)) + "), ";
+  s += "host " + display_name(p.host) + ", pid " + std::to_string(p.pid);
+  for (std::size_t i = 0; i < p.devices.size(); ++i)
+    s += (i == 0 ? (p.devices.size() == 1 ? ", GPU " : ", GPUs ") : ",") + std::to_string(p.devices[i]);
+  return s;
+}
+
+/// {"rank":R,"world_size":W,"local_rank":L,"rank_source":"...","host":"...","pid":P,"base_unix_ns":N,"devices":[...]}
+/// (base_unix_ns null when unknown).
+inline void append_json_process(std::string& out, const process_desc& p) {
+  out += "{\"rank\":" + std::to_string(p.rank) + ",\"world_size\":" + std::to_string(p.world_size) +
+         ",\"local_rank\":" + std::to_string(p.local_rank) + ",\"rank_source\":";
+  append_json_string(out, p.rank_source);
+  out += ",\"host\":";
+  append_json_string(out, p.host);
+  out += ",\"pid\":" + std::to_string(p.pid) + ",\"base_unix_ns\":";
+  out += p.base_unix_ns != 0 ? std::to_string(p.base_unix_ns) : std::string("null");
+  out += ",\"devices\":[";
+  for (std::size_t i = 0; i < p.devices.size(); ++i) out += (i ? "," : "") + std::to_string(p.devices[i]);
+  out += "]}";
+}
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/process_text.hpp ----
 
 #include <string>
 
@@ -9068,6 +9338,17 @@ inline void append_csv_meta_rows(std::string& out, const report& rep) {
   append_csv_meta_row(out, "recorded", std::to_string(rep.counts().recorded));
   append_csv_meta_row(out, "dropped", std::to_string(rep.counts().dropped));
   append_csv_meta_row(out, "in_flight", std::to_string(rep.counts().in_flight));
+  const process_desc& p = rep.process();
+  append_csv_meta_row(out, "rank", std::to_string(p.rank));
+  append_csv_meta_row(out, "world_size", std::to_string(p.world_size));
+  append_csv_meta_row(out, "local_rank", std::to_string(p.local_rank));
+  append_csv_meta_row(out, "rank_source", p.rank_source);
+  append_csv_meta_row(out, "host", p.host);
+  append_csv_meta_row(out, "pid", std::to_string(p.pid));
+  append_csv_meta_row(out, "base_unix_ns", p.base_unix_ns != 0 ? std::to_string(p.base_unix_ns) : std::string());
+  std::string devices;
+  for (std::size_t i = 0; i < p.devices.size(); ++i) devices += (i ? " " : "") + std::to_string(p.devices[i]);
+  append_csv_meta_row(out, "devices", devices);
   append_csv_meta_row(out, "host_source", rep.sources().host);
   append_csv_meta_row(out, "device_source", rep.sources().device);
   append_csv_meta_row(out, "cupti_source", rep.sources().cupti);
@@ -9603,6 +9884,9 @@ inline void append_json_cupti(std::string& out, bool valid, std::int64_t busy, s
 /// Schema, version, counts, evidence and warnings: everything before the threads.
 inline void append_json_head(std::string& out, const report& rep) {
   out += "{\"schema\":\"scopeprof-report/1\",\"version\":\"" SCOPEPROF_VERSION_STRING "\",\"units\":\"ns\",";
+  out += "\"process\":";
+  append_json_process(out, rep.process());
+  out += ',';
   out += "\"counts\":";
   append_json_counts(out, rep.counts());
   out += ",\"timeline\":{\"policy\":";
@@ -10416,6 +10700,8 @@ inline void append_html_count(std::string& out, const char* label, std::uint64_t
 inline void append_html_header(std::string& out, const report& rep) {
   const scope_counts& c = rep.counts();
   out += "<header><h1>scopeprof report</h1><p class=\"gen\">generated by scopeprof " SCOPEPROF_VERSION_STRING " &middot; ";
+  append_html_text(out, process_words(rep.process()));
+  out += " &middot; ";
   out += std::to_string(rep.threads().size()) + (rep.threads().size() == 1 ? " thread" : " threads");
   if (rep.orphan_count())
     out += " &middot; " + std::to_string(rep.orphan_count()) +
@@ -10776,13 +11062,18 @@ inline std::string speedscope_head(const report& rep, const speedscope_frames& f
   std::string out = "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
                     "\"exporter\":\"scopeprof@" SCOPEPROF_VERSION_STRING "\"";
   std::string name = "scopeprof";
+  const process_desc& proc = rep.process();
+  if (!proc.rank_source.empty() || proc.world_size > 1)
+    name += " rank " + std::to_string(proc.rank) + " of " + std::to_string(proc.world_size);
   if (c.dropped != 0 || c.in_flight != 0)
     name += " (" + std::to_string(c.dropped) + " scopes dropped, " + std::to_string(c.in_flight) + " still open)";
   out += ",\"name\":";
   append_json_string(out, name);
   out += ",\"activeProfileIndex\":0,\"scopeprof\":{\"entered\":" + std::to_string(c.entered) +
          ",\"recorded\":" + std::to_string(c.recorded) + ",\"dropped\":" + std::to_string(c.dropped) +
-         ",\"in_flight\":" + std::to_string(c.in_flight) + ",\"host_source\":";
+         ",\"in_flight\":" + std::to_string(c.in_flight) + ",\"process\":";
+  append_json_process(out, proc);
+  out += ",\"host_source\":";
   append_json_string(out, rep.sources().host);
   out += ",\"device_source\":";
   append_json_string(out, rep.sources().device);
@@ -10872,6 +11163,7 @@ inline void print_report_header(const report& rep, std::ostream& out) {
   if (rep.counts().dropped) out << ", " << rep.counts().dropped << " DROPPED (record buffer full; see SCOPEPROF_MAX_RECORDS)";
   if (rep.counts().in_flight) out << ", " << rep.counts().in_flight << " still open (not in the tables)";
   out << ", " << rep.threads().size() << " thread" << (rep.threads().size() == 1 ? "" : "s") << "\n";
+  out << "  process:     " << process_words(rep.process()) << "\n";
   out << "  host time:   " << rep.sources().host << "\n";
   out << "  device time: " << rep.sources().device << "\n";
   out << "  CUPTI:       " << rep.sources().cupti << "\n";
@@ -11041,7 +11333,7 @@ SCOPEPROF_API std::string report::csv() const {
 }
 
 SCOPEPROF_API write_result report::write_csv(const std::string& path) const {
-  return detail::write_to_path(path, "CSV report", [this](detail::output_sink& sink) { detail::serialize_csv(*this, sink); });
+  return detail::write_to_path(detail::expand_path_template(path, process_), "CSV report", [this](detail::output_sink& sink) { detail::serialize_csv(*this, sink); });
 }
 
 SCOPEPROF_API std::string report::json() const {
@@ -11051,7 +11343,7 @@ SCOPEPROF_API std::string report::json() const {
 }
 
 SCOPEPROF_API write_result report::write_json(const std::string& path) const {
-  return detail::write_to_path(path, "JSON report", [this](detail::output_sink& sink) { detail::serialize_json(*this, sink); });
+  return detail::write_to_path(detail::expand_path_template(path, process_), "JSON report", [this](detail::output_sink& sink) { detail::serialize_json(*this, sink); });
 }
 
 SCOPEPROF_API std::string report::chrome_trace() const {
@@ -11061,7 +11353,7 @@ SCOPEPROF_API std::string report::chrome_trace() const {
 }
 
 SCOPEPROF_API write_result report::write_chrome_trace(const std::string& path) const {
-  return detail::write_to_path(path, "Chrome trace",
+  return detail::write_to_path(detail::expand_path_template(path, process_), "Chrome trace",
                                [this](detail::output_sink& sink) { detail::serialize_chrome_trace(*this, sink); });
 }
 
@@ -11072,7 +11364,7 @@ SCOPEPROF_API std::string report::speedscope() const {
 }
 
 SCOPEPROF_API write_result report::write_speedscope(const std::string& path) const {
-  return detail::write_to_path(path, "speedscope profile",
+  return detail::write_to_path(detail::expand_path_template(path, process_), "speedscope profile",
                                [this](detail::output_sink& sink) { detail::serialize_speedscope(*this, sink); });
 }
 
@@ -11083,7 +11375,7 @@ SCOPEPROF_API std::string report::html() const {
 }
 
 SCOPEPROF_API write_result report::write_html(const std::string& path) const {
-  return detail::write_to_path(path, "HTML report", [this](detail::output_sink& sink) { detail::serialize_html(*this, sink); });
+  return detail::write_to_path(detail::expand_path_template(path, process_), "HTML report", [this](detail::output_sink& sink) { detail::serialize_html(*this, sink); });
 }
 
 SCOPEPROF_NAMESPACE_END
@@ -11116,6 +11408,10 @@ namespace detail {
 inline void device_collect(raw_snapshot& raw, const collect_context& ctx) {
 #if SCOPEPROF_WITH_CUDA
   raw.sources.device = device_evidence(raw.sources.device_valid, ctx.conv.ns_per_tick, raw.device_unresolved);
+  device_registry& d = the_devices();
+  if (d.probed)
+    for (const auto& c : d.devices)  // the devices scopes have timed on (each is prepared on its first use)
+      if (c && c->ready.load(std::memory_order_acquire)) raw.process.devices.push_back(c->ordinal);
 #else
   (void)raw;
   (void)ctx;
@@ -11209,7 +11505,9 @@ inline std::string interval_json_line(const report& rep, const interval_line_inf
   std::uint64_t scopes = 0;
   for (const tree_row& t : rep.tree()) scopes += t.calls;
   std::string out = "{\"schema\":\"scopeprof-intervals/1\",\"version\":\"" SCOPEPROF_VERSION_STRING "\",\"units\":\"ns\"";
-  out += ",\"sequence\":" + std::to_string(in.sequence) + ",\"pid\":" + std::to_string(in.pid) + ",\"every\":";
+  out += ",\"sequence\":" + std::to_string(in.sequence) + ",\"pid\":" + std::to_string(in.pid) +
+         ",\"rank\":" + std::to_string(rep.process().rank) + ",\"world_size\":" + std::to_string(rep.process().world_size) +
+         ",\"every\":";
   append_json_string(out, in.every);
   out += ",\"begin\":" + std::to_string(in.begin_ns) + ",\"end\":" + std::to_string(in.end_ns) +
          ",\"end_unix_ns\":" + std::to_string(in.end_unix_ns) + ",\"steps\":";
@@ -11328,7 +11626,9 @@ inline void write_interval(const registry& r, interval_state& iv, std::size_t k,
     info.final_line = iv.final_line && k + 1 == iv.cuts.size();
     raw_snapshot raw = shared;
     raw.folded.tree = iv.parts[k];
-    why = append_line(dump_path(iv.path, 0), interval_json_line(build_report(std::move(raw)), info));
+    const report rep = build_report(std::move(raw));
+    why = append_line(dump_path(job_output_path(iv.path, "SCOPEPROF_REPORT_EVERY_PATH", rep.process()), 0),
+                      interval_json_line(rep, info));
   } catch (...) {
     why = "out of memory";
   }
@@ -11750,6 +12050,7 @@ SCOPEPROF_API report collect() noexcept {
     std::lock_guard<std::mutex> serial(r.collect_mu);
     const tick_converter conv = calibrated_converter(r, raw.sources.host);
     raw.origin_ns = r.clock_start.ns;
+    raw.process = current_process(raw.origin_ns);
     const registry_view view = view_registry(r);
     drain_pass(r, the_drain(), view);
     fill_snapshot(r, view, conv, raw);
@@ -11820,7 +12121,8 @@ inline bool ends_with(const std::string& s, const char* suffix) {
 /// The report at exit into a file: the format from the suffix (before a ".gz", which asks for gzip).
 /// Without zlib a ".gz" target is written uncompressed, without the ".gz", after one warning.
 /// `trace_otherwise`: a path with no known suffix gets a Chrome trace (dump_trace()), else the text tables.
-inline write_result write_exit_report(const report& rep, const std::string& target, bool trace_otherwise = false) {
+inline write_result write_exit_report(const report& rep, const std::string& pattern, bool trace_otherwise = false) {
+  const std::string target = expand_path_template(pattern, rep.process());
   const bool gz = gzip_path(target);
   const std::string plain = gz ? target.substr(0, target.size() - 3) : target;
   std::string path = target;
@@ -11857,7 +12159,7 @@ inline void report_at_exit() noexcept {
       std::fflush(out);
       return;
     }
-    const write_result res = write_exit_report(rep, target);
+    const write_result res = write_exit_report(rep, job_output_path(target, "SCOPEPROF_REPORT", rep.process()));
     if (!res) {
       const std::string& m = res.message();
       warn("SCOPEPROF_REPORT: " + (m.rfind("scopeprof: ", 0) == 0 ? m.substr(11) : m));
@@ -11868,6 +12170,23 @@ inline void report_at_exit() noexcept {
 }
 
 }  // namespace detail
+
+SCOPEPROF_API bool set_rank(std::int64_t rank, std::int64_t world_size) noexcept {
+  if (rank < 0 || world_size <= rank) {
+    try {
+      detail::warn("set_rank(" + std::to_string(rank) + ", " + std::to_string(world_size) +
+                   ") ignored: needs 0 <= rank < world_size");
+    } catch (...) {
+    }
+    return false;
+  }
+  detail::rank_override& o = detail::the_rank_override();
+  std::lock_guard<std::mutex> lock(o.mu);
+  o.set = true;
+  o.rank = rank;
+  o.world_size = world_size;
+  return true;
+}
 
 SCOPEPROF_API write_result dump_trace(std::string_view path) noexcept {
   try {

@@ -39,6 +39,8 @@ class report {
   const std::string& warnings() const noexcept { return warnings_; }
   /// Time zero of traces (steady_clock ns): the library's start.
   std::int64_t origin_ns() const noexcept { return origin_ns_; }
+  /// Which process of a job this is: rank, world size, host, pid, devices, and the Unix time of origin_ns().
+  const process_desc& process() const noexcept { return process_; }
   /// Scopes the tables place at the root because their parent's record is missing (dropped) or their
   /// parent was still open when the report was taken.
   std::uint64_t orphan_count() const noexcept { return orphans_; }
@@ -100,6 +102,7 @@ class report {
   evidence sources_;
   std::string warnings_;
   std::int64_t origin_ns_ = 0;
+  process_desc process_;
   std::uint64_t orphans_ = 0;
   std::vector<device_activity> activities_;
   std::vector<std::string> activity_names_;

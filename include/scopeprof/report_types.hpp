@@ -228,6 +228,19 @@ struct evidence {
   std::string torch = "not built (SCOPEPROF_WITH_TORCH=0)";
 };
 
+/// @brief Which process of a job the report comes from: every output carries it, so reports of several
+/// ranks can be told apart and merged, and their timelines lined up by the wall clock.
+struct process_desc {
+  std::int64_t rank = 0;        ///< from the launcher's environment or set_rank(); 0 when single
+  std::int64_t world_size = 1;  ///< number of ranks; 1 when single
+  std::int64_t local_rank = 0;  ///< rank among the processes of this host
+  std::string rank_source;      ///< the variable the rank came from, "set_rank()", or empty when none was set
+  std::string host;             ///< the host name
+  std::int64_t pid = 0;
+  std::int64_t base_unix_ns = 0;      ///< Unix time (CLOCK_REALTIME, ns) of the trace origin; 0 when unknown
+  std::vector<std::int32_t> devices;  ///< CUDA devices this process timed on (ascending)
+};
+
 /// @brief What the CUPTI cells say: "ok" when CUPTI evidence is valid, else a short reason ("n/a" when it
 /// was not collected, "withheld" when another tool held CUPTI, "invalid" when records were lost).
 inline const char* cupti_status_text(const evidence& e) noexcept {

@@ -7,7 +7,11 @@
 // Environment (read once, at the first scope or the first call of this API):
 //   SCOPEPROF=0|1                 start disabled / enabled (default 1)
 //   SCOPEPROF_REPORT=stderr|stdout|PATH   report at normal exit: .csv CSV, .trace.json Chrome trace,
-//                                 .json JSON, anything else the text tables
+//                                 .json JSON, anything else the text tables. Paths (this one and those
+//                                 below) may hold {rank} {local_rank} {world_size} {pid} {host}; in a job of
+//                                 several ranks a path without {rank} or {pid} gets ".rankR" before its suffix
+// Rank: from RANK/WORLD_SIZE/LOCAL_RANK (torchrun), OMPI_COMM_WORLD_*, PMI_RANK/PMI_SIZE, SLURM_PROCID/
+//   SLURM_NTASKS/SLURM_LOCALID, the first set; set_rank() overrides them.
 //   SCOPEPROF_CLOCK=auto|tsc|steady|cntvct   host clock (default auto: hardware counter where safe)
 //   SCOPEPROF_MAX_RECORDS=N       cap on records waiting to be folded, and on an `all` timeline (default 4194304)
 //   SCOPEPROF_TRACE=all|off|last:N|steps:A-B   which scopes the timeline keeps (the tables count them all)
@@ -80,6 +84,11 @@ SCOPEPROF_API clock_kind host_clock() noexcept;
 
 /// @brief Name the calling thread's track in traces and reports: `scopeprof::set_thread_name("loader");`
 SCOPEPROF_API void set_thread_name(std::string_view name) noexcept;
+
+/// @brief This process is rank `rank` of `world_size`: overrides what the launcher's environment says, for
+/// every output from now on (reports, path templates such as {rank}). False, with a warning, when rank < 0
+/// or world_size <= rank; the setting is then unchanged.
+SCOPEPROF_API bool set_rank(std::int64_t rank, std::int64_t world_size) noexcept;
 
 /// @brief Step marker, as torch.profiler's step(): ends the current step and begins the next (steps are
 /// numbered from 0 across the process: ProfilerStep#N in traces). Call it once per iteration, outside any

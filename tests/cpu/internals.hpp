@@ -12,6 +12,8 @@
 #include <scopeprof/detail/drain.hpp>
 #include <scopeprof/detail/env.hpp>
 #include <scopeprof/detail/intervals.hpp>
+#include <scopeprof/detail/output_path.hpp>
+#include <scopeprof/detail/process_identity.hpp>
 #include <scopeprof/detail/raw_snapshot.hpp>
 #include <scopeprof/detail/report_builder.hpp>
 #include <scopeprof/detail/sink.hpp>

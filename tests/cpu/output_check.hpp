@@ -144,6 +144,32 @@ inline std::string check_counts_object(const json* o, const scopeprof::scope_cou
   return {};
 }
 
+/// The "process" object of the JSON report (and of speedscope's "scopeprof" member) against report::process().
+inline std::string check_process_object(const json* o, const scopeprof::process_desc& p, const char* where) {
+  const std::string w(where);
+  if (o == nullptr || !o->is(json::type::object)) return w + ": no process object";
+  if (!json_int_is(o->find("rank"), static_cast<std::uint64_t>(p.rank)) ||
+      !json_int_is(o->find("world_size"), static_cast<std::uint64_t>(p.world_size)) ||
+      !json_int_is(o->find("local_rank"), static_cast<std::uint64_t>(p.local_rank)) ||
+      !json_int_is(o->find("pid"), static_cast<std::uint64_t>(p.pid)))
+    return w + ": process numbers differ from the report";
+  const json* host = o->find("host");
+  const json* source = o->find("rank_source");
+  if (!host || host->text != scopeprof::detail::to_valid_utf8(p.host) || !source ||
+      source->text != scopeprof::detail::to_valid_utf8(p.rank_source))
+    return w + ": process host or rank source differs";
+  const json* base = o->find("base_unix_ns");
+  if (!base || (p.base_unix_ns == 0 ? !base->is(json::type::null)
+                                     : !json_int_is(base, static_cast<std::uint64_t>(p.base_unix_ns))))
+    return w + ": base_unix_ns differs";
+  const json* devices = o->find("devices");
+  if (!devices || !devices->is(json::type::array) || devices->items.size() != p.devices.size())
+    return w + ": devices differ";
+  for (std::size_t i = 0; i < p.devices.size(); ++i)
+    if (!json_int_is(&devices->items[i], static_cast<std::uint64_t>(p.devices[i]))) return w + ": device ids differ";
+  return {};
+}
+
 inline std::string check_json(const scopeprof::report& r, const std::string& text) {
   if (!valid_utf8(text)) return "JSON is not valid UTF-8";
   json doc;
@@ -152,6 +178,7 @@ inline std::string check_json(const scopeprof::report& r, const std::string& tex
   const json* schema = doc.find("schema");
   if (schema == nullptr || schema->text != "scopeprof-report/1") return "JSON schema missing";
   if (auto e = check_counts_object(doc.find("counts"), r.counts(), "JSON"); !e.empty()) return e;
+  if (auto e = check_process_object(doc.find("process"), r.process(), "JSON"); !e.empty()) return e;
   if (!json_int_is(doc.find("orphans"), r.orphan_count())) return "JSON orphans differ";
   const json* threads = doc.find("threads");
   const json* flat = doc.find("flat");

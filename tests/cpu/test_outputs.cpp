@@ -8,6 +8,7 @@
 #include "output_check.hpp"
 
 #include "internals.hpp"
+#include "trace_check.hpp"
 
 #include <doctest/doctest.h>
 #include "temp_files.hpp"  // after <scopeprof.hpp>: LibTorch's logging macros must not replace doctest's
@@ -261,6 +262,40 @@ TEST_CASE("SCOPEPROF_REPORT writes the report when the program exits") {
     std::vector<std::string> names;
     for (const auto& row : line.find("tree")->items) names.push_back(row.find("name")->text);
     CHECK(names == std::vector<std::string>{"child outer", "child inner"});
+  }
+  SUBCASE("in a job of several ranks: a path without {rank} gets the rank, with one warning") {
+    const auto c = run_child("at_exit", {"SCOPEPROF_REPORT=" + (dir / "r.json"), "RANK=2", "WORLD_SIZE=4", "LOCAL_RANK=1"}, dir);
+    CHECK(c.exit_code == 0);
+    CHECK_FALSE(std::filesystem::exists(dir / "r.json"));
+    CHECK(c.err.find("names one file for all 4 ranks") != std::string::npos);
+    CHECK(count_lines(c.err) == 1);
+    sptest::json doc;
+    std::string err;
+    REQUIRE_MESSAGE(sptest::parse_json(sptest::read_file_bytes(dir / "r.rank2.json"), doc, err), err);
+    const sptest::json* p = doc.find("process");
+    REQUIRE(p != nullptr);
+    CHECK(p->find("rank")->text == "2");
+    CHECK(p->find("world_size")->text == "4");
+    CHECK(p->find("local_rank")->text == "1");
+    CHECK(p->find("rank_source")->text == "RANK");
+    CHECK(p->find("pid")->text != "0");
+    check_flat_names(doc);
+  }
+  SUBCASE("{rank} and {host} in the path, and the interval file beside it") {
+    const auto c = run_child("at_exit",
+                             {"SCOPEPROF_REPORT=" + (dir / "run.{rank}-{host}.trace.json"), "SCOPEPROF_REPORT_EVERY=10min",
+                              "OMPI_COMM_WORLD_RANK=3", "OMPI_COMM_WORLD_SIZE=4"},
+                             dir);
+    CHECK(c.exit_code == 0);
+    CHECK_MESSAGE(c.err.empty(), c.err);
+    const std::string host = scopeprof::detail::path_safe(scopeprof::detail::current_host_name());
+    const std::string trace = sptest::read_file_bytes(dir / ("run.3-" + host + ".trace.json"));
+    CHECK(sptest::hta_rank(trace) == 3);
+    sptest::json line;
+    std::string err;
+    REQUIRE_MESSAGE(sptest::parse_json(sptest::read_file_bytes(dir / ("run.3-" + host + ".intervals.jsonl")), line, err), err);
+    CHECK(line.find("rank")->text == "3");
+    CHECK(line.find("world_size")->text == "4");
   }
   SUBCASE("to a Chrome trace file") {
     const auto c = run_child("at_exit", {"SCOPEPROF_REPORT=" + (dir / "r.trace.json")}, dir);

@@ -107,7 +107,7 @@ TEST_CASE("nesting survives doubles: a child ending in its parent's nanosecond n
 }
 
 TEST_CASE("rank and world size come from the launcher's variables, in a documented order") {
-  using scopeprof::detail::trace_rank_from_env;
+  using scopeprof::detail::rank_from_env;
   const char* vars[] = {"RANK", "WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE",
                         "SLURM_PROCID", "SLURM_NTASKS"};
   std::vector<std::pair<std::string, std::string>> saved;
@@ -115,24 +115,24 @@ TEST_CASE("rank and world size come from the launcher's variables, in a document
     if (const char* x = std::getenv(v)) saved.emplace_back(v, x);
     ::unsetenv(v);
   }
-  CHECK(trace_rank_from_env().rank == 0);
-  CHECK(trace_rank_from_env().world_size == 1);
-  CHECK(trace_rank_from_env().source.empty());
+  CHECK(rank_from_env().rank == 0);
+  CHECK(rank_from_env().world_size == 1);
+  CHECK(rank_from_env().source.empty());
   with_env("SLURM_PROCID", "5");
   with_env("SLURM_NTASKS", "8");
-  CHECK(trace_rank_from_env().rank == 5);
+  CHECK(rank_from_env().rank == 5);
   with_env("PMI_RANK", "3");
-  CHECK(trace_rank_from_env().rank == 3);  // PMI before Slurm
-  CHECK(trace_rank_from_env().world_size == 4);  // no PMI_SIZE: rank + 1
+  CHECK(rank_from_env().rank == 3);  // PMI before Slurm
+  CHECK(rank_from_env().world_size == 4);  // no PMI_SIZE: rank + 1
   with_env("OMPI_COMM_WORLD_RANK", "2");
   with_env("OMPI_COMM_WORLD_SIZE", "16");
-  CHECK(trace_rank_from_env().world_size == 16);
+  CHECK(rank_from_env().world_size == 16);
   with_env("RANK", "x7");  // malformed: skipped
-  CHECK(trace_rank_from_env().rank == 2);
+  CHECK(rank_from_env().rank == 2);
   with_env("RANK", "7");
   with_env("WORLD_SIZE", "64");
-  CHECK(trace_rank_from_env().rank == 7);
-  CHECK(trace_rank_from_env().source == "RANK");
+  CHECK(rank_from_env().rank == 7);
+  CHECK(rank_from_env().source == "RANK");
   const auto r = scopeprof::detail::build_report(launch_snapshot());
   const std::string trace = r.chrome_trace();
   CHECK(trace.find("\"distributedInfo\": {\"rank\": 7, \"world_size\": 64}") != std::string::npos);

@@ -24,6 +24,10 @@ namespace detail {
 inline void device_collect(raw_snapshot& raw, const collect_context& ctx) {
 #if SCOPEPROF_WITH_CUDA
   raw.sources.device = device_evidence(raw.sources.device_valid, ctx.conv.ns_per_tick, raw.device_unresolved);
+  device_registry& d = the_devices();
+  if (d.probed)
+    for (const auto& c : d.devices)  // the devices scopes have timed on (each is prepared on its first use)
+      if (c && c->ready.load(std::memory_order_acquire)) raw.process.devices.push_back(c->ordinal);
 #else
   (void)raw;
   (void)ctx;

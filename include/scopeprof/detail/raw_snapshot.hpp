@@ -107,6 +107,7 @@ struct raw_snapshot {
   scope_counts counts;
   evidence sources;
   std::int64_t origin_ns = 0;  // the process's time zero for traces
+  process_desc process;        // rank, host, pid, wall clock (pid 0: the builder fills in this process)
   std::string warnings;        // lines the report prints in its header
   std::vector<raw_activity> activities;  // CUPTI records (used only when sources.cupti_valid)
   std::vector<std::string> activity_names;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <scopeprof/config.hpp>
+#include <scopeprof/detail/process_identity.hpp>
 #include <scopeprof/detail/raw_snapshot.hpp>
 #include <scopeprof/detail/report/activities.hpp>
 #include <scopeprof/detail/report/flat_rows.hpp>
@@ -13,6 +14,7 @@
 #include <scopeprof/detail/report/tree_rows.hpp>
 #include <scopeprof/report.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -61,7 +63,22 @@ class report_builder {
     r.flat_ = build_flat_rows(r.sites_, r.instances_, &raw.folded);
     r.tree_ = build_tree_rows(r.sites_, r.instances_, &raw.folded);
     r.steps_ = build_steps(raw.steps, raw.steps_lost, r.step_stats_);
+    r.process_ = process_of(raw, r);
     return r;
+  }
+
+ private:
+  /// The snapshot's process (collect() fills it; a snapshot built by hand gets this process's), with
+  /// every device a kept scope or a CUPTI record names.
+  static process_desc process_of(raw_snapshot& raw, const report& r) {
+    process_desc p = raw.process.pid != 0 ? std::move(raw.process) : current_process(raw.origin_ns);
+    for (const auto& x : r.instances_)
+      if (x.device_id >= 0) p.devices.push_back(x.device_id);
+    for (const auto& a : r.activities_)
+      if (a.device >= 0) p.devices.push_back(a.device);
+    std::sort(p.devices.begin(), p.devices.end());
+    p.devices.erase(std::unique(p.devices.begin(), p.devices.end()), p.devices.end());
+    return p;
   }
 };
 

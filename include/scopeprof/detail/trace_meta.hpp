@@ -1,25 +1,16 @@
 // scopeprof: what the Chrome trace writer needs besides the report: the time encoding that keeps nesting
 // exact in binary floating point, the primitives that write events into the sink's memory (shared by
-// format/chrome_trace.hpp and detail/trace_steps.hpp), the process's rank and world size from the
-// environment, its process id, and the wall-clock time of ts 0.
+// format/chrome_trace.hpp and detail/trace_steps.hpp). Which process wrote it (rank, pid, wall clock of ts 0)
+// is the report's process(): detail/process_identity.hpp.
 #pragma once
 
 #include <scopeprof/clock.hpp>
 #include <scopeprof/config.hpp>
 
-#include <chrono>
 #include <charconv>
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
 #include <string>
 #include <string_view>
-
-#if defined(_WIN32)
-#include <process.h>
-#else
-#include <unistd.h>
-#endif
 
 SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
@@ -113,72 +104,6 @@ inline char* write_trace_slice(char* p, std::string_view cat, std::string_view n
   p = write_trace_time(p, begin_ns);
   p = trace_put(p, ",\"dur\":");
   return write_trace_dur(p, begin_ns, end_ns);
-}
-
-// ---- rank and world size ----
-
-struct trace_rank {
-  std::int64_t rank = 0;
-  std::int64_t world_size = 1;
-  std::string source;  // the variable the rank came from, empty when none was set
-};
-
-inline bool env_nonnegative(const char* name, std::int64_t& out) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') return false;
-  const char* end = v + std::strlen(v);
-  std::int64_t x = 0;
-  const auto r = std::from_chars(v, end, x);
-  if (r.ec != std::errc() || r.ptr != end || x < 0) return false;
-  out = x;
-  return true;
-}
-
-/// The rank and world size of this process from the launcher's variables, the first set (and a
-/// non-negative integer) of: RANK/WORLD_SIZE (torchrun, torch.distributed), OMPI_COMM_WORLD_RANK/SIZE
-/// (Open MPI), PMI_RANK/PMI_SIZE (MPICH, Intel MPI), SLURM_PROCID/SLURM_NTASKS (Slurm). A world size that
-/// is missing or not above the rank becomes rank + 1. None set: rank 0 of 1.
-inline trace_rank trace_rank_from_env() {
-  static constexpr const char* pairs[][2] = {{"RANK", "WORLD_SIZE"},
-                                             {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
-                                             {"PMI_RANK", "PMI_SIZE"},
-                                             {"SLURM_PROCID", "SLURM_NTASKS"}};
-  trace_rank r;
-  for (const auto& p : pairs) {
-    std::int64_t rank = 0, world = 0;
-    if (!env_nonnegative(p[0], rank)) continue;
-    r.rank = rank;
-    r.world_size = env_nonnegative(p[1], world) && world > rank ? world : rank + 1;
-    r.source = p[0];
-    break;
-  }
-  return r;
-}
-
-// ---- process and wall clock ----
-
-inline std::int64_t trace_process_id() noexcept {
-#if defined(_WIN32)
-  return static_cast<std::int64_t>(::_getpid());
-#else
-  return static_cast<std::int64_t>(::getpid());
-#endif
-}
-
-/// Unix time (ns) of the steady-clock instant `origin_ns`, from one pairing of the two clocks per process
-/// (so every trace of a report says the same). False when it does not fit.
-inline bool trace_base_unix_ns(std::int64_t origin_ns, std::int64_t& out) noexcept {
-  static const std::int64_t unix_minus_steady = [] {
-    const std::int64_t steady = steady_now_ns();
-    const std::int64_t unix_ns = static_cast<std::int64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
-    return unix_ns - steady;
-  }();
-  if ((unix_minus_steady > 0 && origin_ns > INT64_MAX - unix_minus_steady) ||
-      (unix_minus_steady < 0 && origin_ns < INT64_MIN - unix_minus_steady))
-    return false;
-  out = origin_ns + unix_minus_steady;
-  return true;
 }
 
 }  // namespace detail

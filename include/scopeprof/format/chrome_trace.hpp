@@ -192,7 +192,7 @@ inline trace_tables trace_tables_of(const report& rep) {
   trace_tables t;
   t.origin_ns = rep.origin_ns();
   t.cupti_valid = rep.sources().cupti_valid;
-  t.pid = trace_process_id();
+  t.pid = rep.process().pid;
   t.scope_names.reserve(rep.sites().size());
   for (const auto& site : rep.sites()) t.scope_names.push_back(trace_json_literal(site.name));
   std::set<std::uint64_t> used;
@@ -224,19 +224,21 @@ inline void add_trace_kernel_names(trace_tables& t, const report& rep) {
 /// Everything before the events, in Kineto's order (HTA reads the rank with the regex "rank":\s+(\d+)
 /// from the first line that has it, so distributedInfo comes first, written with a space after colons).
 inline void append_trace_top(std::string& out, const report& rep, const std::set<std::int32_t>& devices) {
-  const trace_rank rank = trace_rank_from_env();
-  out += "{\"schemaVersion\":1,\"distributedInfo\": {\"rank\": " + std::to_string(rank.rank) +
-         ", \"world_size\": " + std::to_string(rank.world_size) + "},\"deviceProperties\":[";
+  const process_desc& proc = rep.process();
+  out += "{\"schemaVersion\":1,\"distributedInfo\": {\"rank\": " + std::to_string(proc.rank) +
+         ", \"world_size\": " + std::to_string(proc.world_size) + "},\"deviceProperties\":[";
   for (auto it = devices.begin(); it != devices.end(); ++it)
     out += (it == devices.begin() ? "{\"id\":" : ",{\"id\":") + std::to_string(*it) + "}";
   out += "]";
-  std::int64_t base = 0;
-  if (trace_base_unix_ns(rep.origin_ns(), base)) out += ",\"baseTimeNanoseconds\":" + std::to_string(base);
+  if (proc.base_unix_ns != 0) out += ",\"baseTimeNanoseconds\":" + std::to_string(proc.base_unix_ns);
   out += ",\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"scopeprof " SCOPEPROF_VERSION_STRING "\"";
   out += ",\"entered\":" + std::to_string(rep.counts().entered) + ",\"recorded\":" + std::to_string(rep.counts().recorded) +
          ",\"dropped\":" + std::to_string(rep.counts().dropped) + ",\"in_flight\":" + std::to_string(rep.counts().in_flight) +
          ",\"rank_source\":";
-  append_json_string(out, rank.source);
+  append_json_string(out, proc.rank_source);
+  out += ",\"local_rank\":" + std::to_string(proc.local_rank) + ",\"host\":";
+  append_json_string(out, proc.host);
+  out += ",\"pid\":" + std::to_string(proc.pid);
   out += ",\"time_unit\":\"us, multiples of 1/1024 (ns = floor(value * 1000))\",\"host_source\":";
   append_json_string(out, rep.sources().host);
   out += ",\"device_source\":";

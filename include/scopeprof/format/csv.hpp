@@ -7,6 +7,7 @@
 // (meta row "quantiles" says so in the file).
 #pragma once
 
+#include <scopeprof/detail/process_text.hpp>
 #include <scopeprof/detail/sink.hpp>
 #include <scopeprof/detail/text.hpp>
 #include <scopeprof/report.hpp>
@@ -74,6 +75,17 @@ inline void append_csv_meta_rows(std::string& out, const report& rep) {
   append_csv_meta_row(out, "recorded", std::to_string(rep.counts().recorded));
   append_csv_meta_row(out, "dropped", std::to_string(rep.counts().dropped));
   append_csv_meta_row(out, "in_flight", std::to_string(rep.counts().in_flight));
+  const process_desc& p = rep.process();
+  append_csv_meta_row(out, "rank", std::to_string(p.rank));
+  append_csv_meta_row(out, "world_size", std::to_string(p.world_size));
+  append_csv_meta_row(out, "local_rank", std::to_string(p.local_rank));
+  append_csv_meta_row(out, "rank_source", p.rank_source);
+  append_csv_meta_row(out, "host", p.host);
+  append_csv_meta_row(out, "pid", std::to_string(p.pid));
+  append_csv_meta_row(out, "base_unix_ns", p.base_unix_ns != 0 ? std::to_string(p.base_unix_ns) : std::string());
+  std::string devices;
+  for (std::size_t i = 0; i < p.devices.size(); ++i) devices += (i ? " " : "") + std::to_string(p.devices[i]);
+  append_csv_meta_row(out, "devices", devices);
   append_csv_meta_row(out, "host_source", rep.sources().host);
   append_csv_meta_row(out, "device_source", rep.sources().device);
   append_csv_meta_row(out, "cupti_source", rep.sources().cupti);

@@ -32,7 +32,9 @@ inline std::string interval_json_line(const report& rep, const interval_line_inf
   std::uint64_t scopes = 0;
   for (const tree_row& t : rep.tree()) scopes += t.calls;
   std::string out = "{\"schema\":\"scopeprof-intervals/1\",\"version\":\"" SCOPEPROF_VERSION_STRING "\",\"units\":\"ns\"";
-  out += ",\"sequence\":" + std::to_string(in.sequence) + ",\"pid\":" + std::to_string(in.pid) + ",\"every\":";
+  out += ",\"sequence\":" + std::to_string(in.sequence) + ",\"pid\":" + std::to_string(in.pid) +
+         ",\"rank\":" + std::to_string(rep.process().rank) + ",\"world_size\":" + std::to_string(rep.process().world_size) +
+         ",\"every\":";
   append_json_string(out, in.every);
   out += ",\"begin\":" + std::to_string(in.begin_ns) + ",\"end\":" + std::to_string(in.end_ns) +
          ",\"end_unix_ns\":" + std::to_string(in.end_unix_ns) + ",\"steps\":";

@@ -1,6 +1,7 @@
 // scopeprof: JSON writer. Schema "scopeprof-report/1" (docs/formats.md); all times are nanoseconds.
 #pragma once
 
+#include <scopeprof/detail/process_text.hpp>
 #include <scopeprof/detail/sink.hpp>
 #include <scopeprof/detail/text.hpp>
 #include <scopeprof/report.hpp>
@@ -71,6 +72,9 @@ inline void append_json_cupti(std::string& out, bool valid, std::int64_t busy, s
 /// Schema, version, counts, evidence and warnings: everything before the threads.
 inline void append_json_head(std::string& out, const report& rep) {
   out += "{\"schema\":\"scopeprof-report/1\",\"version\":\"" SCOPEPROF_VERSION_STRING "\",\"units\":\"ns\",";
+  out += "\"process\":";
+  append_json_process(out, rep.process());
+  out += ',';
   out += "\"counts\":";
   append_json_counts(out, rep.counts());
   out += ",\"timeline\":{\"policy\":";

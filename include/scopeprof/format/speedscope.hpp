@@ -10,6 +10,7 @@
 // cut or lost. A span that ends before it begins (never in a well-formed report) is left out.
 #pragma once
 
+#include <scopeprof/detail/process_text.hpp>
 #include <scopeprof/detail/sink.hpp>
 #include <scopeprof/detail/text.hpp>
 #include <scopeprof/report.hpp>
@@ -299,13 +300,18 @@ inline std::string speedscope_head(const report& rep, const speedscope_frames& f
   std::string out = "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
                     "\"exporter\":\"scopeprof@" SCOPEPROF_VERSION_STRING "\"";
   std::string name = "scopeprof";
+  const process_desc& proc = rep.process();
+  if (!proc.rank_source.empty() || proc.world_size > 1)
+    name += " rank " + std::to_string(proc.rank) + " of " + std::to_string(proc.world_size);
   if (c.dropped != 0 || c.in_flight != 0)
     name += " (" + std::to_string(c.dropped) + " scopes dropped, " + std::to_string(c.in_flight) + " still open)";
   out += ",\"name\":";
   append_json_string(out, name);
   out += ",\"activeProfileIndex\":0,\"scopeprof\":{\"entered\":" + std::to_string(c.entered) +
          ",\"recorded\":" + std::to_string(c.recorded) + ",\"dropped\":" + std::to_string(c.dropped) +
-         ",\"in_flight\":" + std::to_string(c.in_flight) + ",\"host_source\":";
+         ",\"in_flight\":" + std::to_string(c.in_flight) + ",\"process\":";
+  append_json_process(out, proc);
+  out += ",\"host_source\":";
   append_json_string(out, rep.sources().host);
   out += ",\"device_source\":";
   append_json_string(out, rep.sources().device);

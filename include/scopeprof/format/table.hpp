@@ -3,6 +3,7 @@
 #pragma once
 
 #include <scopeprof/detail/demangle.hpp>
+#include <scopeprof/detail/process_text.hpp>
 #include <scopeprof/detail/text.hpp>
 #include <scopeprof/report.hpp>
 
@@ -55,6 +56,7 @@ inline void print_report_header(const report& rep, std::ostream& out) {
   if (rep.counts().dropped) out << ", " << rep.counts().dropped << " DROPPED (record buffer full; see SCOPEPROF_MAX_RECORDS)";
   if (rep.counts().in_flight) out << ", " << rep.counts().in_flight << " still open (not in the tables)";
   out << ", " << rep.threads().size() << " thread" << (rep.threads().size() == 1 ? "" : "s") << "\n";
+  out << "  process:     " << process_words(rep.process()) << "\n";
   out << "  host time:   " << rep.sources().host << "\n";
   out << "  device time: " << rep.sources().device << "\n";
   out << "  CUPTI:       " << rep.sources().cupti << "\n";

@@ -12,6 +12,8 @@
 #include <scopeprof/config.hpp>
 #include <scopeprof/detail/drain.hpp>
 #include <scopeprof/detail/log.hpp>
+#include <scopeprof/detail/output_path.hpp>
+#include <scopeprof/detail/process_identity.hpp>
 #include <scopeprof/detail/recorder.hpp>
 #include <scopeprof/runtime.hpp>
 
@@ -126,7 +128,8 @@ inline void serve_dump_requests() noexcept {
     std::lock_guard<std::mutex> lock(s.mu);
     if (s.pattern.empty() || requests == s.served) return;
     s.served = requests;
-    path = dump_path(s.pattern, ++s.written);
+    const process_desc proc = current_process(the_registry().clock_start.ns);
+    path = dump_path(job_output_path(s.pattern, "SCOPEPROF_DUMP_PATH", proc), ++s.written);
   } catch (...) {
     return;
   }

@@ -14,6 +14,7 @@
 #include <scopeprof/detail/env.hpp>
 #include <scopeprof/detail/intervals.hpp>
 #include <scopeprof/detail/log.hpp>
+#include <scopeprof/detail/output_path.hpp>
 #include <scopeprof/detail/raw_snapshot.hpp>
 #include <scopeprof/detail/recorder.hpp>
 #include <scopeprof/detail/snapshot.hpp>
@@ -114,7 +115,9 @@ inline void write_interval(const registry& r, interval_state& iv, std::size_t k,
     info.final_line = iv.final_line && k + 1 == iv.cuts.size();
     raw_snapshot raw = shared;
     raw.folded.tree = iv.parts[k];
-    why = append_line(dump_path(iv.path, 0), interval_json_line(build_report(std::move(raw)), info));
+    const report rep = build_report(std::move(raw));
+    why = append_line(dump_path(job_output_path(iv.path, "SCOPEPROF_REPORT_EVERY_PATH", rep.process()), 0),
+                      interval_json_line(rep, info));
   } catch (...) {
     why = "out of memory";
   }

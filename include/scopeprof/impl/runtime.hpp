@@ -14,6 +14,8 @@
 #include <scopeprof/detail/raw_snapshot.hpp>
 #include <scopeprof/detail/sink.hpp>
 #include <scopeprof/detail/log.hpp>
+#include <scopeprof/detail/output_path.hpp>
+#include <scopeprof/detail/process_identity.hpp>
 #include <scopeprof/detail/recorder.hpp>
 #include <scopeprof/detail/snapshot.hpp>
 #include <scopeprof/detail/timeline.hpp>
@@ -318,6 +320,7 @@ SCOPEPROF_API report collect() noexcept {
     std::lock_guard<std::mutex> serial(r.collect_mu);
     const tick_converter conv = calibrated_converter(r, raw.sources.host);
     raw.origin_ns = r.clock_start.ns;
+    raw.process = current_process(raw.origin_ns);
     const registry_view view = view_registry(r);
     drain_pass(r, the_drain(), view);
     fill_snapshot(r, view, conv, raw);
@@ -388,7 +391,8 @@ inline bool ends_with(const std::string& s, const char* suffix) {
 /// The report at exit into a file: the format from the suffix (before a ".gz", which asks for gzip).
 /// Without zlib a ".gz" target is written uncompressed, without the ".gz", after one warning.
 /// `trace_otherwise`: a path with no known suffix gets a Chrome trace (dump_trace()), else the text tables.
-inline write_result write_exit_report(const report& rep, const std::string& target, bool trace_otherwise = false) {
+inline write_result write_exit_report(const report& rep, const std::string& pattern, bool trace_otherwise = false) {
+  const std::string target = expand_path_template(pattern, rep.process());
   const bool gz = gzip_path(target);
   const std::string plain = gz ? target.substr(0, target.size() - 3) : target;
   std::string path = target;
@@ -425,7 +429,7 @@ inline void report_at_exit() noexcept {
       std::fflush(out);
       return;
     }
-    const write_result res = write_exit_report(rep, target);
+    const write_result res = write_exit_report(rep, job_output_path(target, "SCOPEPROF_REPORT", rep.process()));
     if (!res) {
       const std::string& m = res.message();
       warn("SCOPEPROF_REPORT: " + (m.rfind("scopeprof: ", 0) == 0 ? m.substr(11) : m));
@@ -436,6 +440,23 @@ inline void report_at_exit() noexcept {
 }
 
 }  // namespace detail
+
+SCOPEPROF_API bool set_rank(std::int64_t rank, std::int64_t world_size) noexcept {
+  if (rank < 0 || world_size <= rank) {
+    try {
+      detail::warn("set_rank(" + std::to_string(rank) + ", " + std::to_string(world_size) +
+                   ") ignored: needs 0 <= rank < world_size");
+    } catch (...) {
+    }
+    return false;
+  }
+  detail::rank_override& o = detail::the_rank_override();
+  std::lock_guard<std::mutex> lock(o.mu);
+  o.set = true;
+  o.rank = rank;
+  o.world_size = world_size;
+  return true;
+}
 
 SCOPEPROF_API write_result dump_trace(std::string_view path) noexcept {
   try {

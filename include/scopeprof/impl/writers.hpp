@@ -4,6 +4,7 @@
 
 #include <scopeprof/config.hpp>
 #include <scopeprof/detail/gzip_sink.hpp>
+#include <scopeprof/detail/output_path.hpp>
 #include <scopeprof/detail/sink.hpp>
 #include <scopeprof/format/chrome_trace.hpp>
 #include <scopeprof/format/csv.hpp>
@@ -34,7 +35,7 @@ SCOPEPROF_API std::string report::csv() const {
 }
 
 SCOPEPROF_API write_result report::write_csv(const std::string& path) const {
-  return detail::write_to_path(path, "CSV report", [this](detail::output_sink& sink) { detail::serialize_csv(*this, sink); });
+  return detail::write_to_path(detail::expand_path_template(path, process_), "CSV report", [this](detail::output_sink& sink) { detail::serialize_csv(*this, sink); });
 }
 
 SCOPEPROF_API std::string report::json() const {
@@ -44,7 +45,7 @@ SCOPEPROF_API std::string report::json() const {
 }
 
 SCOPEPROF_API write_result report::write_json(const std::string& path) const {
-  return detail::write_to_path(path, "JSON report", [this](detail::output_sink& sink) { detail::serialize_json(*this, sink); });
+  return detail::write_to_path(detail::expand_path_template(path, process_), "JSON report", [this](detail::output_sink& sink) { detail::serialize_json(*this, sink); });
 }
 
 SCOPEPROF_API std::string report::chrome_trace() const {
@@ -54,7 +55,7 @@ SCOPEPROF_API std::string report::chrome_trace() const {
 }
 
 SCOPEPROF_API write_result report::write_chrome_trace(const std::string& path) const {
-  return detail::write_to_path(path, "Chrome trace",
+  return detail::write_to_path(detail::expand_path_template(path, process_), "Chrome trace",
                                [this](detail::output_sink& sink) { detail::serialize_chrome_trace(*this, sink); });
 }
 
@@ -65,7 +66,7 @@ SCOPEPROF_API std::string report::speedscope() const {
 }
 
 SCOPEPROF_API write_result report::write_speedscope(const std::string& path) const {
-  return detail::write_to_path(path, "speedscope profile",
+  return detail::write_to_path(detail::expand_path_template(path, process_), "speedscope profile",
                                [this](detail::output_sink& sink) { detail::serialize_speedscope(*this, sink); });
 }
 
@@ -76,7 +77,7 @@ SCOPEPROF_API std::string report::html() const {
 }
 
 SCOPEPROF_API write_result report::write_html(const std::string& path) const {
-  return detail::write_to_path(path, "HTML report", [this](detail::output_sink& sink) { detail::serialize_html(*this, sink); });
+  return detail::write_to_path(detail::expand_path_template(path, process_), "HTML report", [this](detail::output_sink& sink) { detail::serialize_html(*this, sink); });
 }
 
 SCOPEPROF_NAMESPACE_END
