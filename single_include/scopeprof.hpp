@@ -568,6 +568,7 @@ struct process_desc {
   std::int64_t local_rank = 0;  ///< rank among the processes of this host
   std::string rank_source;      ///< the variable the rank came from, "set_rank()", or empty when none was set
   std::string host;             ///< the host name
+  std::string program;          ///< the executable's file name (no directory), "" when unknown
   std::int64_t pid = 0;
   std::int64_t base_unix_ns = 0;      ///< Unix time (CLOCK_REALTIME, ns) of the trace origin; 0 when unknown
   std::vector<std::int32_t> devices;  ///< CUDA devices this process timed on (ascending)
@@ -621,6 +622,7 @@ SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 struct raw_snapshot;
 class report_builder;
+class report_loader;
 }  // namespace detail
 
 /// @brief An immutable snapshot of finished scopes; every writer is a pure function of it.
@@ -695,6 +697,7 @@ class report {
 
  private:
   friend class detail::report_builder;  // detail::build_report() fills a report through it
+  friend class detail::report_loader;   // the scopeprof tool (cli/) fills one from a saved JSON report
   scope_counts counts_;
   timeline_counts timeline_;
   std::vector<site_desc> sites_;
@@ -4582,6 +4585,24 @@ inline std::string current_host_name() {
   return std::string(buf);
 }
 
+/// The executable's file name without its directory (Linux: /proc/self/exe), "" when unknown: the merge
+/// and diff of the scopeprof tool tell reports of different programs apart by it.
+inline std::string current_program_name() {
+#if defined(__linux__)
+  char buf[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return std::string();
+  std::string path(buf, static_cast<std::size_t>(n));
+  const std::string deleted = " (deleted)";  // the executable was replaced while it ran
+  if (path.size() > deleted.size() && path.compare(path.size() - deleted.size(), deleted.size(), deleted) == 0)
+    path.resize(path.size() - deleted.size());
+  const std::size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+#else
+  return std::string();
+#endif
+}
+
 /// Unix time (ns) of the steady-clock instant `origin_ns`, from one pairing of the two clocks per process
 /// (so every output of a process says the same). False when it does not fit.
 inline bool unix_ns_of_steady(std::int64_t origin_ns, std::int64_t& out) noexcept {
@@ -4607,6 +4628,7 @@ inline process_desc current_process(std::int64_t origin_ns) {
   p.local_rank = r.local_rank;
   p.rank_source = r.source;
   p.host = current_host_name();
+  p.program = current_program_name();
   p.pid = current_process_id();
   if (!unix_ns_of_steady(origin_ns, p.base_unix_ns)) p.base_unix_ns = 0;
   return p;
@@ -8996,6 +9018,8 @@ inline void append_trace_top(std::string& out, const report& rep, const std::set
   append_json_string(out, proc.rank_source);
   out += ",\"local_rank\":" + std::to_string(proc.local_rank) + ",\"host\":";
   append_json_string(out, proc.host);
+  out += ",\"program\":";
+  append_json_string(out, proc.program);
   out += ",\"pid\":" + std::to_string(proc.pid);
   out += ",\"time_unit\":\"us, multiples of 1/1024 (ns = floor(value * 1000))\",\"host_source\":";
   append_json_string(out, rep.sources().host);
@@ -9256,7 +9280,8 @@ inline std::string process_words(const process_desc& p) {
   return s;
 }
 
-/// {"rank":R,"world_size":W,"local_rank":L,"rank_source":"...","host":"...","pid":P,"base_unix_ns":N,"devices":[...]}
+/// {"rank":R,"world_size":W,"local_rank":L,"rank_source":"...","host":"...","program":"...","pid":P,
+/// "base_unix_ns":N,"devices":[...]}
 /// (base_unix_ns null when unknown).
 inline void append_json_process(std::string& out, const process_desc& p) {
   out += "{\"rank\":" + std::to_string(p.rank) + ",\"world_size\":" + std::to_string(p.world_size) +
@@ -9264,6 +9289,8 @@ inline void append_json_process(std::string& out, const process_desc& p) {
   append_json_string(out, p.rank_source);
   out += ",\"host\":";
   append_json_string(out, p.host);
+  out += ",\"program\":";
+  append_json_string(out, p.program);
   out += ",\"pid\":" + std::to_string(p.pid) + ",\"base_unix_ns\":";
   out += p.base_unix_ns != 0 ? std::to_string(p.base_unix_ns) : std::string("null");
   out += ",\"devices\":[";
@@ -9344,6 +9371,7 @@ inline void append_csv_meta_rows(std::string& out, const report& rep) {
   append_csv_meta_row(out, "local_rank", std::to_string(p.local_rank));
   append_csv_meta_row(out, "rank_source", p.rank_source);
   append_csv_meta_row(out, "host", p.host);
+  append_csv_meta_row(out, "program", p.program);
   append_csv_meta_row(out, "pid", std::to_string(p.pid));
   append_csv_meta_row(out, "base_unix_ns", p.base_unix_ns != 0 ? std::to_string(p.base_unix_ns) : std::string());
   std::string devices;
@@ -11295,7 +11323,7 @@ inline void print_report_notes(const report& rep, std::ostream& out, bool cupti)
 /// The text report of `rep`: tree view, flat view, kernel summary, notes.
 inline void print_tables(const report& rep, std::ostream& out) {
   print_report_header(rep, out);
-  if (rep.instances().empty()) {
+  if (rep.tree().empty() && rep.flat().empty()) {
     out << "(no finished scopes)\n";
     print_step_table(rep, out);
     return;

@@ -2,7 +2,8 @@
 # Install the Debian/Ubuntu packages that scopeprof's build and tests need, if any is missing.
 #
 #   tools/install-deps.sh            cmake, make, g++, python3, zlib1g-dev, doctest-dev, libbenchmark-dev,
-#                                    libtorch-dev
+#                                    nlohmann-json3-dev and libcli11-dev (the scopeprof tool), openmpi-bin and
+#                                    libopenmpi-dev (the multi-rank tests under mpirun), libtorch-dev
 #   tools/install-deps.sh --fuzz     also clang and libclang-rt-14-dev (libFuzzer, clang sanitizers; the
 #                                    clang++ header checks of tests/compile run when clang++ is there)
 #   tools/install-deps.sh --cross    also g++-aarch64-linux-gnu and qemu-user (the AArch64 build-and-run test)
@@ -14,9 +15,10 @@
 # only when something is missing. Never installs CUDA: the build uses the toolkit when it is there.
 set -euo pipefail
 
-usage() { sed -n '2,14s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '2,16s/^# \{0,1\}//p' "$0"; }
 
-packages=(cmake make g++ python3 zlib1g-dev doctest-dev libbenchmark-dev)
+packages=(cmake make g++ python3 zlib1g-dev doctest-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev openmpi-bin
+  libopenmpi-dev)
 with_torch=1
 with_viewers=0
 for arg in "$@"; do

@@ -18,6 +18,7 @@ SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 struct raw_snapshot;
 class report_builder;
+class report_loader;
 }  // namespace detail
 
 /// @brief An immutable snapshot of finished scopes; every writer is a pure function of it.
@@ -92,6 +93,7 @@ class report {
 
  private:
   friend class detail::report_builder;  // detail::build_report() fills a report through it
+  friend class detail::report_loader;   // the scopeprof tool (cli/) fills one from a saved JSON report
   scope_counts counts_;
   timeline_counts timeline_;
   std::vector<site_desc> sites_;

@@ -236,6 +236,7 @@ struct process_desc {
   std::int64_t local_rank = 0;  ///< rank among the processes of this host
   std::string rank_source;      ///< the variable the rank came from, "set_rank()", or empty when none was set
   std::string host;             ///< the host name
+  std::string program;          ///< the executable's file name (no directory), "" when unknown
   std::int64_t pid = 0;
   std::int64_t base_unix_ns = 0;      ///< Unix time (CLOCK_REALTIME, ns) of the trace origin; 0 when unknown
   std::vector<std::int32_t> devices;  ///< CUDA devices this process timed on (ascending)

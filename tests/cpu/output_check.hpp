@@ -158,6 +158,8 @@ inline std::string check_process_object(const json* o, const scopeprof::process_
   if (!host || host->text != scopeprof::detail::to_valid_utf8(p.host) || !source ||
       source->text != scopeprof::detail::to_valid_utf8(p.rank_source))
     return w + ": process host or rank source differs";
+  const json* program = o->find("program");
+  if (!program || program->text != scopeprof::detail::to_valid_utf8(p.program)) return w + ": process program differs";
   const json* base = o->find("base_unix_ns");
   if (!base || (p.base_unix_ns == 0 ? !base->is(json::type::null)
                                      : !json_int_is(base, static_cast<std::uint64_t>(p.base_unix_ns))))
@@ -247,7 +249,7 @@ inline std::string check_table(const scopeprof::report& r, const std::string& te
   if (!valid_utf8(text)) return "table is not valid UTF-8";
   if (text.find('\r') != std::string::npos) return "table holds a CR";
   const auto lines = split_lines(text);
-  if (r.instances().empty()) {
+  if (r.tree().empty() && r.flat().empty()) {
     for (const auto& l : lines)
       if (l == "(no finished scopes)") return {};
     return "empty report without '(no finished scopes)'";

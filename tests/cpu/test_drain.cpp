@@ -218,6 +218,9 @@ TEST_CASE("drain: SCOPEPROF_TRACE=off keeps no timeline and the tables count eve
   const std::int64_t selves = r.tree()[0].host_self_ns + r.tree()[1].host_self_ns + r.tree()[2].host_self_ns;
   CHECK(std::llabs(selves - r.tree()[0].host_total_ns) <= 3);
   CHECK(r.warnings().find("SCOPEPROF_TRACE=off") != std::string::npos);
+  // The text tables come from the tables, not the (empty) timeline.
+  CHECK(r.to_string().find("drain leaf") != std::string::npos);
+  CHECK(r.to_string().find("(no finished scopes)") == std::string::npos);
   const std::string problem = sptest::check_all_outputs(r);
   CHECK_MESSAGE(problem.empty(), problem);
 }

@@ -220,6 +220,10 @@ TEST_CASE("ranks: a report of this process names this host and pid, and no rank 
   CHECK(r.process().pid == static_cast<std::int64_t>(::getpid()));
   CHECK(r.process().host == current_host_name());
   CHECK_FALSE(r.process().host.empty());
+#if defined(__linux__)
+  // The test binary's own name: every suite that runs this file is an executable named scopeprof_*.
+  CHECK(r.process().program.rfind("scopeprof_", 0) == 0);
+#endif
   CHECK(r.process().rank_source.empty());
   CHECK(r.process().world_size == 1);
   CHECK(r.process().base_unix_ns > 1'600'000'000'000'000'000);  // after 2020

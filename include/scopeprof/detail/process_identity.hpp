@@ -115,6 +115,24 @@ inline std::string current_host_name() {
   return std::string(buf);
 }
 
+/// The executable's file name without its directory (Linux: /proc/self/exe), "" when unknown: the merge
+/// and diff of the scopeprof tool tell reports of different programs apart by it.
+inline std::string current_program_name() {
+#if defined(__linux__)
+  char buf[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return std::string();
+  std::string path(buf, static_cast<std::size_t>(n));
+  const std::string deleted = " (deleted)";  // the executable was replaced while it ran
+  if (path.size() > deleted.size() && path.compare(path.size() - deleted.size(), deleted.size(), deleted) == 0)
+    path.resize(path.size() - deleted.size());
+  const std::size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+#else
+  return std::string();
+#endif
+}
+
 /// Unix time (ns) of the steady-clock instant `origin_ns`, from one pairing of the two clocks per process
 /// (so every output of a process says the same). False when it does not fit.
 inline bool unix_ns_of_steady(std::int64_t origin_ns, std::int64_t& out) noexcept {
@@ -140,6 +158,7 @@ inline process_desc current_process(std::int64_t origin_ns) {
   p.local_rank = r.local_rank;
   p.rank_source = r.source;
   p.host = current_host_name();
+  p.program = current_program_name();
   p.pid = current_process_id();
   if (!unix_ns_of_steady(origin_ns, p.base_unix_ns)) p.base_unix_ns = 0;
   return p;

@@ -25,7 +25,8 @@ inline std::string process_words(const process_desc& p) {
   return s;
 }
 
-/// {"rank":R,"world_size":W,"local_rank":L,"rank_source":"...","host":"...","pid":P,"base_unix_ns":N,"devices":[...]}
+/// {"rank":R,"world_size":W,"local_rank":L,"rank_source":"...","host":"...","program":"...","pid":P,
+/// "base_unix_ns":N,"devices":[...]}
 /// (base_unix_ns null when unknown).
 inline void append_json_process(std::string& out, const process_desc& p) {
   out += "{\"rank\":" + std::to_string(p.rank) + ",\"world_size\":" + std::to_string(p.world_size) +
@@ -33,6 +34,8 @@ inline void append_json_process(std::string& out, const process_desc& p) {
   append_json_string(out, p.rank_source);
   out += ",\"host\":";
   append_json_string(out, p.host);
+  out += ",\"program\":";
+  append_json_string(out, p.program);
   out += ",\"pid\":" + std::to_string(p.pid) + ",\"base_unix_ns\":";
   out += p.base_unix_ns != 0 ? std::to_string(p.base_unix_ns) : std::string("null");
   out += ",\"devices\":[";

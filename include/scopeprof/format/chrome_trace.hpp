@@ -238,6 +238,8 @@ inline void append_trace_top(std::string& out, const report& rep, const std::set
   append_json_string(out, proc.rank_source);
   out += ",\"local_rank\":" + std::to_string(proc.local_rank) + ",\"host\":";
   append_json_string(out, proc.host);
+  out += ",\"program\":";
+  append_json_string(out, proc.program);
   out += ",\"pid\":" + std::to_string(proc.pid);
   out += ",\"time_unit\":\"us, multiples of 1/1024 (ns = floor(value * 1000))\",\"host_source\":";
   append_json_string(out, rep.sources().host);

@@ -81,6 +81,7 @@ inline void append_csv_meta_rows(std::string& out, const report& rep) {
   append_csv_meta_row(out, "local_rank", std::to_string(p.local_rank));
   append_csv_meta_row(out, "rank_source", p.rank_source);
   append_csv_meta_row(out, "host", p.host);
+  append_csv_meta_row(out, "program", p.program);
   append_csv_meta_row(out, "pid", std::to_string(p.pid));
   append_csv_meta_row(out, "base_unix_ns", p.base_unix_ns != 0 ? std::to_string(p.base_unix_ns) : std::string());
   std::string devices;

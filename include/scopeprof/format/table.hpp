@@ -188,7 +188,7 @@ inline void print_report_notes(const report& rep, std::ostream& out, bool cupti)
 /// The text report of `rep`: tree view, flat view, kernel summary, notes.
 inline void print_tables(const report& rep, std::ostream& out) {
   print_report_header(rep, out);
-  if (rep.instances().empty()) {
+  if (rep.tree().empty() && rep.flat().empty()) {
     out << "(no finished scopes)\n";
     print_step_table(rep, out);
     return;

@@ -1,0 +1,230 @@
+// scopeprof tool: the one writer of a report's fields outside the library (report's friend): a report
+// from the JSON the library's writer wrote (docs/formats.md, "JSON"), or from the process and call tree
+// alone (the merge's streaming reader).
+#pragma once
+
+#include "json_fields.hpp"
+
+#include <scopeprof.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+class report_loader {
+ public:
+  using json = nlohmann::json;
+  using fields = scopeprof_cli::json_fields;
+
+  /// Only the process and the call tree: what the merge reads.
+  static report with_tree(process_desc process, std::vector<tree_row> tree) {
+    report r;
+    r.process_ = std::move(process);
+    r.tree_ = std::move(tree);
+    return r;
+  }
+
+  static report load(const json& doc, const std::string& source_name) {
+    report r;
+    fields f(doc, "");
+    f.require_object();
+    r.process_ = read_process(f.object("process"));
+    r.counts_ = read_counts(f.object("counts"));
+    read_timeline(f.object("timeline"), r);
+    r.orphans_ = f.u64("orphans");
+    r.sources_ = read_evidence(f.object("evidence"));
+    r.warnings_ = f.text("warnings");
+    const std::string note = "re-read from " + source_name + ", which holds the tables but no timeline";
+    r.warnings_ += r.warnings_.empty() ? note : "; " + note;
+    for (const fields& t : f.array("threads")) r.threads_.push_back(read_thread(t));
+    for (const fields& row : f.array("flat")) r.flat_.push_back(read_flat_row(row));
+    for (const fields& row : f.array("tree")) r.tree_.push_back(read_tree_row(row, r.tree_.size()));
+    for (const fields& row : f.array("kernel_summary")) r.kernel_summary_.push_back(read_kernel_row(row));
+    r.step_stats_ = read_steps(f.object("steps"));
+    return r;
+  }
+
+ private:
+  static process_desc read_process(const fields& f) {
+    process_desc p;
+    p.rank = f.i64("rank");
+    p.world_size = f.i64("world_size");
+    p.local_rank = f.i64("local_rank");
+    if (p.world_size < 1 || p.rank < 0 || p.rank >= p.world_size)
+      f.fail("rank " + std::to_string(p.rank) + " of world size " + std::to_string(p.world_size) + " is impossible");
+    p.rank_source = f.text("rank_source");
+    p.host = f.text("host");
+    p.program = f.text_or("program", "");  // reports of 0.1.0 before the field existed
+    p.pid = f.i64("pid");
+    p.base_unix_ns = f.i64_or_null("base_unix_ns", 0);
+    for (const fields& d : f.array("devices")) p.devices.push_back(static_cast<std::int32_t>(d.as_i64()));
+    return p;
+  }
+
+  static scope_counts read_counts(const fields& f) {
+    scope_counts c;
+    c.entered = f.u64("entered");
+    c.recorded = f.u64("recorded");
+    c.dropped = f.u64("dropped");
+    c.in_flight = f.u64("in_flight");
+    return c;
+  }
+
+  /// The tables count every recorded scope; the re-read report keeps no instance, so its timeline is empty
+  /// whatever the run kept (the policy stays as it was, for the header).
+  static void read_timeline(const fields& f, report& r) {
+    r.timeline_.policy = f.text("policy");
+    r.timeline_.kept = 0;
+    r.timeline_.left_out = r.counts_.recorded;
+  }
+
+  static evidence read_evidence(const fields& f) {
+    evidence e;
+    e.host = f.text("host");
+    e.device = f.text("device");
+    e.device_valid = f.boolean("device_valid");
+    e.cupti = f.text("cupti");
+    e.cupti_valid = f.boolean("cupti_valid");
+    e.torch = f.text("torch");
+    return e;
+  }
+
+  static thread_desc read_thread(const fields& f) {
+    thread_desc t;
+    t.index = static_cast<std::uint32_t>(f.u64("index"));
+    t.os_id = f.u64("os_id");
+    t.name = f.text("name");
+    t.exited = f.boolean("exited");
+    t.counts = read_counts(f.object("counts"));
+    return t;
+  }
+
+  /// avg, median, p90, p99, min, max, stddev (and count and sum where the object has them).
+  static duration_stats read_stats(const fields& f, std::uint64_t count, std::int64_t sum) {
+    duration_stats s;
+    s.count = f.has("count") ? f.u64("count") : count;
+    s.sum = f.has("sum") ? f.i64("sum") : sum;
+    s.mean = f.number("avg");
+    s.median = f.number("median");
+    s.p90 = f.number("p90");
+    s.p99 = f.number("p99");
+    s.min = f.i64("min");
+    s.max = f.i64("max");
+    s.stddev = f.number("stddev");
+    return s;
+  }
+
+  static std::vector<histogram_bin> read_histogram(const fields& f) {
+    std::vector<histogram_bin> bins;
+    for (const fields& b : f.array("histogram")) {
+      const std::vector<fields> v = b.items(3);
+      histogram_bin bin{v[0].as_i64(), v[1].as_i64(), v[2].as_u64()};
+      if (bin.upper_ns < bin.lower_ns || (!bins.empty() && bin.lower_ns <= bins.back().upper_ns))
+        b.fail("buckets must be ascending and not overlap");
+      bins.push_back(bin);
+    }
+    return bins;
+  }
+
+  static void read_cupti(const fields& f, std::int64_t& busy, std::int64_t& busy_self, std::uint64_t& kernels,
+                         std::uint64_t& copies) {
+    if (f.is_null()) return;
+    busy = f.i64("busy");
+    busy_self = f.i64("busy_self");
+    kernels = f.u64("kernels");
+    copies = f.u64("copies");
+  }
+
+  static flat_row read_flat_row(const fields& f) {
+    flat_row r;
+    r.name = f.text("name");
+    r.calls = f.u64("calls");
+    const fields host = f.object("host");
+    r.host_total_ns = host.i64("total");
+    r.host_self_ns = host.i64("self");
+    r.host = read_stats(host, r.calls, r.host_total_ns);
+    r.host_histogram = read_histogram(host);
+    r.host_self = read_stats(host.object("self_stats"), r.calls, r.host_self_ns);
+    r.host_time_pct = host.number("time_pct");
+    const fields device = f.object_or_null("device");
+    if (!device.is_null()) {
+      r.device_calls = device.u64("calls");
+      r.device_total_ns = device.i64("total");
+      r.device_self_ns = device.i64("self");
+      r.device = read_stats(device, r.device_calls, r.device_total_ns);
+      r.device_histogram = read_histogram(device);
+      r.device_self = read_stats(device.object("self_stats"), r.device_calls, r.device_self_ns);
+      r.device_captured = device.u64("captured");
+      r.device_invalid = device.u64("invalid");
+    } else {
+      read_device_status(f, r);
+    }
+    read_cupti(f.object_or_null("cupti"), r.device_busy_ns, r.device_busy_self_ns, r.kernels, r.copies);
+    return r;
+  }
+
+  /// A row without device spans says why in device_status; the counts behind it are not saved, so one
+  /// instance stands for the reason (the writers print the reason, not the count).
+  static void read_device_status(const fields& f, flat_row& r) {
+    const std::string status = f.text("device_status");
+    if (status == "n/a (captured)") r.device_captured = 1;
+    else if (status == "n/a (CUDA error)") r.device_invalid = 1;
+    else if (status != "n/a") f.fail("device_status \"" + status + "\" with no device object");
+  }
+
+  static tree_row read_tree_row(const fields& f, std::size_t index) {
+    tree_row r;
+    r.name = f.text("name");
+    r.depth = static_cast<std::uint32_t>(f.u64("depth"));
+    r.parent = f.i64("parent");
+    if (r.parent < -1 || r.parent >= static_cast<std::int64_t>(index))
+      f.fail("parent " + std::to_string(r.parent) + " is not an earlier row");
+    r.calls = f.u64("calls");
+    const fields host = f.object("host");
+    r.host_total_ns = host.i64("total");
+    r.host_self_ns = host.i64("self");
+    r.host = read_stats(host, r.calls, r.host_total_ns);
+    r.host_self = read_stats(host.object("self_stats"), r.calls, r.host_self_ns);
+    const fields device = f.object_or_null("device");
+    if (!device.is_null()) {
+      r.device_calls = device.u64("calls");
+      r.device_total_ns = device.i64("total");
+      r.device_self_ns = device.i64("self");
+      r.device = read_stats(device, r.device_calls, r.device_total_ns);
+      r.device_self = read_stats(device.object("self_stats"), r.device_calls, r.device_self_ns);
+    }
+    read_cupti(f.object_or_null("cupti"), r.device_busy_ns, r.device_busy_self_ns, r.kernels, r.copies);
+    return r;
+  }
+
+  static kernel_summary_row read_kernel_row(const fields& f) {
+    kernel_summary_row k;
+    k.scope = f.text("scope");
+    k.kernel = f.text("name");
+    k.mangled = f.text("mangled");
+    k.time = read_stats(f, f.u64("instances"), f.i64("total"));
+    k.time_pct = f.number("time_pct");
+    return k;
+  }
+
+  static step_summary read_steps(const fields& f) {
+    step_summary s;
+    s.complete = f.u64("complete");
+    s.marks = f.u64("marks");
+    s.lost = f.u64("lost");
+    s.cut = f.u64("cut");
+    const fields host = f.object("host");
+    s.host = read_stats(host, 0, 0);
+    s.host_histogram = read_histogram(host);
+    return s;
+  }
+};
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END

@@ -1,0 +1,198 @@
+// The scopeprof tool reads saved JSON reports back: every table survives the round trip, and a bad file
+// gets one line naming the file and what is wrong.
+#include "cli_fixtures.hpp"
+#include "file_bytes.hpp"
+#include "report_file.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <string>
+
+namespace {
+
+using scopeprof_cli::load_report;
+using scopeprof_cli::parse_report;
+using scopeprof_cli::report_file;
+
+/// The report's JSON without the fields a re-read report changes on purpose (its warnings say where it
+/// came from; it holds no timeline).
+nlohmann::json comparable(const std::string& text) {
+  nlohmann::json j = nlohmann::json::parse(text);
+  j.erase("warnings");
+  j.erase("timeline");
+  j["steps"].erase("first");
+  j["steps"].erase("last");
+  return j;
+}
+
+/// The full loader's message for `bytes`; the streaming tree reader (the merge's) must give the same one
+/// when `tree_too` (for what it reads: everything but the flat rows, counts and histograms).
+std::string load_error(const std::string& bytes, bool tree_too = true) {
+  report_file f;
+  std::string error;
+  CHECK_FALSE(parse_report(bytes, "r.json", f, error));
+  if (tree_too) {
+    std::string tree_error;
+    CHECK_FALSE(scopeprof_cli::parse_report_tree(bytes, "r.json", f, tree_error));
+    CHECK(tree_error == error);
+  }
+  return error;
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+}  // namespace
+
+TEST_CASE("cli report file: a saved report reads back into the same tables, and writes the same JSON") {
+  const scopeprof::report original = cli_test::rank_report(3, 8, 40, 1.5, 7);
+  report_file f;
+  std::string error;
+  REQUIRE_MESSAGE(parse_report(original.json(), "r.json", f, error), error);
+  const scopeprof::report& r = f.report;
+  CHECK(r.process().rank == 3);
+  CHECK(r.process().world_size == 8);
+  CHECK(r.process().program == "train");
+  CHECK(r.process().host == "node1");
+  REQUIRE(r.flat().size() == original.flat().size());
+  REQUIRE(r.tree().size() == original.tree().size());
+  const auto* fwd = r.find("forward");
+  REQUIRE(fwd != nullptr);
+  CHECK(fwd->device_calls == 40);
+  CHECK(fwd->device_histogram.size() == original.find("forward")->device_histogram.size());
+  CHECK(r.instances().empty());
+  CHECK(r.timeline().kept == 0);
+  CHECK(r.timeline().left_out == r.counts().recorded);
+  CHECK(r.warnings().find("no timeline") != std::string::npos);
+  CHECK(comparable(r.json()) == comparable(original.json()));
+  // The text tables render from the tables alone.
+  const std::string text = r.to_string();
+  CHECK(text.find("backward") != std::string::npos);
+  CHECK(text.find("rank 3 of 8") != std::string::npos);
+}
+
+TEST_CASE("cli report file: gzip reports read like plain ones, and damaged ones are refused") {
+  sptest::temp_dir dir;
+  const scopeprof::report original = cli_test::rank_report(0, 1, 5);
+  report_file f;
+  std::string error;
+#if defined(SCOPEPROF_CLI_WITH_ZLIB) && SCOPEPROF_WITH_ZLIB
+  REQUIRE(original.write_json(dir / "r.json.gz"));
+  REQUIRE_MESSAGE(load_report(dir / "r.json.gz", f, error), error);
+  CHECK(f.report.tree().size() == original.tree().size());
+  const std::string gz = sptest::read_file_bytes(dir / "r.json.gz");
+  write_text(dir / "cut.json.gz", gz.substr(0, gz.size() / 2));
+  CHECK_FALSE(load_report(dir / "cut.json.gz", f, error));
+  CHECK(error == dir / "cut.json.gz" + ": the gzip stream is truncated");
+#else
+  write_text(dir / "r.json.gz", std::string("\x1f\x8b\x08", 3));
+  CHECK_FALSE(load_report(dir / "r.json.gz", f, error));
+  CHECK(error.find("without zlib") != std::string::npos);
+#endif
+}
+
+TEST_CASE("cli report file: a bad file gets one line naming it and what is wrong") {
+  const std::string good = cli_test::rank_report(0, 1, 3).json();
+  CHECK(load_error(good.substr(0, good.size() / 2)).rfind("r.json: truncated", 0) == 0);
+  CHECK(load_error("") == "r.json: empty file, not a JSON report");
+  CHECK(load_error("{\"schema\": oops}").rfind("r.json: not JSON: parse error at byte", 0) == 0);
+  CHECK(load_error("[1,2]") == "r.json: not a scopeprof report (the document is not a JSON object)");
+  CHECK(load_error("{\"traceEvents\":[]}").find("a Chrome trace, not a scopeprof JSON report") != std::string::npos);
+  CHECK(load_error("{\"a\":1}") == "r.json: not a scopeprof report (no \"schema\" field)");
+
+  nlohmann::json j = nlohmann::json::parse(good);
+  j["schema"] = "scopeprof-report/2";
+  CHECK(load_error(j.dump()) == "r.json: schema scopeprof-report/2: this scopeprof reads scopeprof-report/1 (a report "
+                                "from another version)");
+  j = nlohmann::json::parse(good);
+  j["flat"][1]["host"]["total"] = "12";
+  CHECK(load_error(j.dump(), false) == "r.json: field flat[1].host.total: expected an integer, found a string");
+  j = nlohmann::json::parse(good);
+  j["tree"][1]["host"]["total"] = "12";
+  CHECK(load_error(j.dump()) == "r.json: field tree[1].host.total: expected an integer, found a string");
+  j = nlohmann::json::parse(good);
+  j["tree"][2]["name"] = 7;
+  CHECK(load_error(j.dump()) == "r.json: field tree[2].name: expected a string, found a number");
+  j = nlohmann::json::parse(good);
+  j["tree"][0]["host"] = 7;
+  CHECK(load_error(j.dump()) == "r.json: field tree[0].host: expected an object, found a number");
+  j = nlohmann::json::parse(good);
+  j["process"]["host"] = nullptr;
+  CHECK(load_error(j.dump()) == "r.json: field process.host: expected a string, found null");
+  j = nlohmann::json::parse(good);
+  j.erase("tree");
+  CHECK(load_error(j.dump()) == "r.json: field tree: missing");
+  j = nlohmann::json::parse(good);
+  j["tree"][0].erase("calls");
+  CHECK(load_error(j.dump()) == "r.json: field tree[0].calls: missing");
+  j = nlohmann::json::parse(good);
+  j["tree"][1]["parent"] = 5;
+  CHECK(load_error(j.dump()) == "r.json: field tree[1]: parent 5 is not an earlier row");
+  j = nlohmann::json::parse(good);
+  j["process"]["rank"] = 4;
+  CHECK(load_error(j.dump()) == "r.json: field process: rank 4 of world size 1 is impossible");
+  j = nlohmann::json::parse(good);
+  j["counts"]["dropped"] = -1;
+  CHECK(load_error(j.dump(), false) == "r.json: field counts.dropped: expected a count, found a negative number");
+  j = nlohmann::json::parse(good);
+  j["flat"][0]["host"]["histogram"] = nlohmann::json::parse("[[10, 20, 1], [15, 30, 2]]");
+  CHECK(load_error(j.dump(), false) == "r.json: field flat[0].host.histogram[1]: buckets must be ascending and not overlap");
+
+  report_file f;
+  std::string error;
+  CHECK_FALSE(load_report("/nonexistent/dir/r.json", f, error));
+  CHECK(error == "/nonexistent/dir/r.json: cannot open (No such file or directory)");
+}
+
+TEST_CASE("cli report file: the streaming tree reader keeps the process and the call tree as the full loader does") {
+  const scopeprof::report original = cli_test::rank_report(5, 6, 30, 2.0, 3);
+  report_file full, tree;
+  std::string error;
+  REQUIRE_MESSAGE(parse_report(original.json(), "r.json", full, error), error);
+  REQUIRE_MESSAGE(scopeprof_cli::parse_report_tree(original.json(), "r.json", tree, error), error);
+  CHECK(tree.path == "r.json");
+  const auto& p = tree.report.process();
+  CHECK(p.rank == 5);
+  CHECK(p.world_size == 6);
+  CHECK(p.local_rank == 1);
+  CHECK(p.rank_source == "RANK");
+  CHECK(p.host == "node2");
+  CHECK(p.program == "train");
+  CHECK(p.pid == 1005);
+  CHECK(p.base_unix_ns == full.report.process().base_unix_ns);
+  CHECK(p.devices == std::vector<std::int32_t>{0});
+  REQUIRE(tree.report.tree().size() == full.report.tree().size());
+  for (std::size_t i = 0; i < tree.report.tree().size(); ++i) {
+    const auto& a = tree.report.tree()[i];
+    const auto& b = full.report.tree()[i];
+    CAPTURE(i);
+    CHECK(a.name == b.name);
+    CHECK(a.depth == b.depth);
+    CHECK(a.parent == b.parent);
+    CHECK(a.calls == b.calls);
+    CHECK(a.host_total_ns == b.host_total_ns);
+    CHECK(a.host_self_ns == b.host_self_ns);
+    CHECK(a.device_calls == b.device_calls);
+    CHECK(a.device_total_ns == b.device_total_ns);
+  }
+  CHECK(tree.report.flat().empty());
+}
+
+TEST_CASE("cli report file: path keys tell apart paths whose names contain the separators") {
+  auto snap = sptest::one_thread_snapshot("k.cpp", {"a", "b\x1f" "c", "a\x1f" "b", "c", "x\\"},
+                                          {sptest::host_record(1, 1, 10, 20), sptest::host_record(0, 0, 0, 30),
+                                           sptest::host_record(3, 1, 40, 50), sptest::host_record(2, 0, 35, 60),
+                                           sptest::host_record(4, 0, 70, 80)});
+  const scopeprof::report r = scopeprof::detail::build_report(std::move(snap));
+  REQUIRE(r.tree().size() == 5);
+  std::vector<std::string> keys;
+  for (std::size_t i = 0; i < r.tree().size(); ++i) keys.push_back(scopeprof_cli::tree_path_key(r, i));
+  std::sort(keys.begin(), keys.end());
+  CHECK(std::unique(keys.begin(), keys.end()) == keys.end());
+  for (std::size_t i = 0; i < r.tree().size(); ++i)
+    if (r.tree()[i].name == "c") CHECK(scopeprof_cli::tree_path_text(r, i) == "a\x1f" "b / c");
+}
