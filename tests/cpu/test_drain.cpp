@@ -4,6 +4,7 @@
 #include "output_check.hpp"
 #include "process_stats.hpp"
 #include "raw_builders.hpp"
+#include "report_lookup.hpp"
 #include "sanitizers.hpp"
 
 #include "internals.hpp"
@@ -48,11 +49,7 @@ void nested_work(std::uint64_t n, std::int64_t leaf_ns = 0) {
   }
 }
 
-const flat_row* flat(const report& r, const std::string& name) {
-  for (const auto& f : r.flat())
-    if (f.name == name) return &f;
-  return nullptr;
-}
+using sptest::flat;
 
 // Restores the timeline policy (SCOPEPROF_TRACE's, for the CTest run that sets it) and the record cap
 // when a test ends.

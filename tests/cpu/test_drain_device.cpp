@@ -5,6 +5,7 @@
 // pass folds what still runs without a span and hands those events back, and the device log's memory goes
 // back as the drain moves on.
 #include "json_check.hpp"
+#include "report_lookup.hpp"
 #include "temp_files.hpp"
 
 #include "internals.hpp"
@@ -23,6 +24,7 @@
 namespace {
 
 using namespace scopeprof;
+using sptest::flat;
 
 // The stand-in GPU: records of host index below `finished_below` are done; with `finish_on_wait` a
 // complete pass's bounded wait finishes everything.
@@ -105,11 +107,6 @@ void device_steps(int n) {
   }
 }
 
-const flat_row* flat(const report& r, const std::string& name) {
-  for (const auto& f : r.flat())
-    if (f.name == name) return &f;
-  return nullptr;
-}
 
 void pass(detail::pass_scope scope) {
   detail::registry& r = detail::the_registry();

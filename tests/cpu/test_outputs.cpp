@@ -6,6 +6,7 @@
 #include "gzip_check.hpp"
 #include "json_check.hpp"
 #include "output_check.hpp"
+#include "report_lookup.hpp"
 
 #include "internals.hpp"
 #include "trace_check.hpp"
@@ -131,7 +132,7 @@ std::size_t count_lines(const std::string& s) {
   return n;
 }
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using sptest::contains;
 
 scopeprof::report sample_report() {
   scopeprof::reset();

@@ -6,6 +6,7 @@
 
 #include "internals.hpp"
 #include "raw_builders.hpp"
+#include "report_lookup.hpp"
 
 #include <doctest/doctest.h>
 
@@ -34,11 +35,7 @@ scopeprof::report build(const std::vector<std::string>& names, const std::vector
 
 std::string name_of(const scopeprof::report& r, std::size_t i) { return r.sites()[r.instances()[i].site].name; }
 
-const scopeprof::flat_row& row(const scopeprof::report& r, const std::string& name) {
-  const scopeprof::flat_row* f = r.find(name);
-  REQUIRE_MESSAGE(f != nullptr, "no flat row " << name);
-  return *f;
-}
+using sptest::row;
 
 // The line of the flat text table whose name column is `name`.
 std::string flat_table_line(const scopeprof::report& r, const std::string& name) {

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "timing_check.hpp"
+#include "report_lookup.hpp"
 
 #include <chrono>
 #include <cstdlib>
@@ -12,12 +13,7 @@
 
 namespace {
 
-
-const scopeprof::flat_row& row(const scopeprof::report& r, const std::string& name) {
-  const scopeprof::flat_row* f = r.find(name);
-  REQUIRE_MESSAGE(f != nullptr, "no row named " << name);
-  return *f;
-}
+using sptest::row;
 
 }  // namespace
 

@@ -3,6 +3,7 @@
 #include "csv_check.hpp"
 #include "json_check.hpp"
 #include "output_check.hpp"
+#include "report_lookup.hpp"
 
 #include <scopeprof.hpp>
 
@@ -22,7 +23,7 @@ void busy_ns(std::int64_t ns) {
   }
 }
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using sptest::contains;
 
 std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();

@@ -172,38 +172,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 }
 
 #if defined(SCOPEPROF_FUZZ_REPLAY_MAIN)
-// Replay: feed every file named on the command line (directories: every file inside) to the target.
-#include <algorithm>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
-
-int main(int argc, char** argv) {
-  std::vector<std::filesystem::path> files;
-  for (int i = 1; i < argc; ++i) {
-    const std::filesystem::path p(argv[i]);
-    if (std::filesystem::is_directory(p)) {
-      for (const auto& e : std::filesystem::directory_iterator(p))
-        if (e.is_regular_file()) files.push_back(e.path());
-    } else {
-      files.push_back(p);
-    }
-  }
-  std::sort(files.begin(), files.end());
-  if (files.empty()) {
-    std::fprintf(stderr, "fuzz_writers_replay: no input files\n");
-    return 1;
-  }
-  for (const auto& f : files) {
-    std::ifstream in(f, std::ios::binary);
-    if (!in) {
-      std::fprintf(stderr, "fuzz_writers_replay: cannot read %s\n", f.string().c_str());
-      return 1;
-    }
-    const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    LLVMFuzzerTestOneInput(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
-  }
-  std::printf("fuzz_writers_replay: %zu inputs passed\n", files.size());
-  return 0;
-}
+#include "replay_main.hpp"
+SCOPEPROF_FUZZ_REPLAY("fuzz_writers_replay")
 #endif
