@@ -14,9 +14,12 @@ namespace {
 
 void add_merge(CLI::App& app, scopeprof_cli::merge_options& o) {
   CLI::App* c = app.add_subcommand("merge", "Merge the JSON reports of a job's ranks: per call path, min/median/max "
-                                            "over ranks, the straggler rank and imbalance (host and device apart)");
-  c->add_option("reports", o.inputs, "JSON reports, one per rank (.json or .json.gz)")->required();
-  c->add_option("-o,--output", o.output, "output file: .txt (default: the table on stdout), .json, .md");
+                                            "over ranks, the straggler rank and imbalance (host and device apart); "
+                                            "or merge their Chrome traces into one, a process group per rank");
+  c->add_option("reports", o.inputs, "JSON reports (.json, .json.gz) or Chrome traces (.trace.json, .trace.json.gz), "
+                                     "one per rank")->required();
+  c->add_option("-o,--output", o.output, "output file: .txt (default: the table on stdout), .json, .md; "
+                                         "for traces: merged.trace.json");
   c->add_option("-f,--format", o.format, "text, json or md (default: by the output's suffix)")
       ->check(CLI::IsMember({"text", "json", "md"}));
   c->add_option("-w,--width", o.width, "width of the text table (default: $COLUMNS or 120)")->check(CLI::Range(40, 1000));

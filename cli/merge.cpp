@@ -12,7 +12,6 @@ namespace scopeprof_cli {
 
 namespace {
 
-constexpr std::size_t no_input = static_cast<std::size_t>(-1);
 
 std::string quoted(const std::string& s) { return "'" + s + "'"; }
 
@@ -82,35 +81,6 @@ std::vector<std::string> merged_result::path_of(std::size_t i) const {
   return names;
 }
 
-bool merger::check_process(const report_file& f, std::string& error) const {
-  const scopeprof::process_desc& p = f.report.process();
-  if (p.world_size < 1) {
-    error = f.path + ": world size " + std::to_string(p.world_size) + " is not a number of ranks";
-    return false;
-  }
-  if (!inputs_.empty() && p.world_size != world_size_) {
-    error = f.path + ": world size " + std::to_string(p.world_size) + ", but " + inputs_.front().file +
-            " has world size " + std::to_string(world_size_) + " (reports of different jobs?)";
-    return false;
-  }
-  if (p.rank < 0 || p.rank >= p.world_size) {
-    error = f.path + ": rank " + std::to_string(p.rank) + " is outside 0.." + std::to_string(p.world_size - 1) +
-            " (world size " + std::to_string(p.world_size) + ")";
-    return false;
-  }
-  if (auto it = input_of_rank_.find(p.rank); it != input_of_rank_.end()) {
-    error = f.path + ": rank " + std::to_string(p.rank) + " again: " + inputs_[it->second].file +
-            " is rank " + std::to_string(p.rank) + " too";
-    return false;
-  }
-  if (!p.program.empty() && program_input_ != no_input && p.program != inputs_[program_input_].program) {
-    error = f.path + ": program " + quoted(p.program) + " differs from " + quoted(inputs_[program_input_].program) +
-            " in " + inputs_[program_input_].file + " (reports of different programs)";
-    return false;
-  }
-  return true;
-}
-
 bool merger::check_tree(const report_file& f, std::string& error) const {
   const auto& tree = f.report.tree();
   for (std::size_t i = 0; i < tree.size(); ++i) {
@@ -134,12 +104,10 @@ std::size_t merger::node_for(std::int64_t parent, const std::string& name, std::
 }
 
 bool merger::add(const report_file& f, std::string& error) {
-  if (!check_process(f, error) || !check_tree(f, error)) return false;
   const scopeprof::process_desc& p = f.report.process();
-  world_size_ = p.world_size;
-  input_of_rank_.emplace(p.rank, inputs_.size());
-  if (!p.program.empty() && program_input_ == no_input) program_input_ = inputs_.size();
-  inputs_.push_back({f.path, p.rank, p.host, p.pid, p.program, p.base_unix_ns});
+  if (!check_tree(f, error) ||
+      !roster_.add({f.path, p.rank, p.host, p.pid, p.program, p.base_unix_ns}, p.world_size, error))
+    return false;
 
   const auto& tree = f.report.tree();
   std::vector<std::size_t> node_of_row(tree.size());
@@ -158,27 +126,6 @@ bool merger::add(const report_file& f, std::string& error) {
       samples.push_back(values_of(row, p.rank));
   }
   return true;
-}
-
-std::string merger::missing_ranks() const {
-  std::vector<std::int64_t> seen;
-  seen.reserve(input_of_rank_.size());
-  for (const auto& kv : input_of_rank_) seen.push_back(kv.first);
-  std::sort(seen.begin(), seen.end());
-  // Walk the gaps between the ranks seen: no loop over 0..W-1, which a bogus world size could make huge.
-  std::vector<std::int64_t> named;
-  std::int64_t next = 0;
-  seen.push_back(world_size_);
-  for (std::int64_t r : seen) {
-    for (; next < r && named.size() < 10; ++next) named.push_back(next);
-    next = r + 1;
-  }
-  const std::int64_t missing = world_size_ - static_cast<std::int64_t>(input_of_rank_.size());
-  std::string text = missing == 1 ? "rank " : "ranks ";
-  for (std::size_t i = 0; i < named.size(); ++i) text += (i ? ", " : "") + std::to_string(named[i]);
-  if (missing > static_cast<std::int64_t>(named.size()))
-    text += " and " + std::to_string(missing - static_cast<std::int64_t>(named.size())) + " more";
-  return text;
 }
 
 std::vector<std::size_t> merger::depth_first_order() const {
@@ -235,22 +182,16 @@ void summarize(merged_node& n) {
 merged_result merger::finish(std::string& error) {
   merged_result out;
   error.clear();  // a caller may have kept the message of a report it skipped
-  if (inputs_.empty()) {
-    error = "no reports to merge";
+  if (std::string why = roster_.incomplete(); !why.empty()) {
+    error = why;
     return out;
   }
-  if (static_cast<std::int64_t>(input_of_rank_.size()) != world_size_) {
-    error = "world size " + std::to_string(world_size_) + " (from " + inputs_.front().file + "), but " +
-            missing_ranks() + " missing among the " + std::to_string(inputs_.size()) + " reports given";
-    return out;
-  }
-  out.world_size = world_size_;
-  if (program_input_ != no_input) out.program = inputs_[program_input_].program;
+  out.world_size = roster_.world_size();
+  out.program = roster_.program();
+  out.inputs = roster_.take_by_rank();
   std::set<std::string> hosts;
-  for (const auto& in : inputs_) hosts.insert(in.host);
+  for (const auto& in : out.inputs) hosts.insert(in.host);
   out.hosts.assign(hosts.begin(), hosts.end());
-  out.inputs = std::move(inputs_);
-  std::sort(out.inputs.begin(), out.inputs.end(), [](const merge_input& a, const merge_input& b) { return a.rank < b.rank; });
 
   const std::vector<std::size_t> order = depth_first_order();
   std::vector<std::int64_t> new_index(nodes_.size());

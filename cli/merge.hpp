@@ -8,6 +8,7 @@
 //   merged_result r = m.finish(error);  // error non-empty: a rank is missing
 #pragma once
 
+#include "rank_roster.hpp"
 #include "report_file.hpp"
 
 #include <cstddef>
@@ -17,16 +18,6 @@
 #include <vector>
 
 namespace scopeprof_cli {
-
-/// One input report: where it came from and which process wrote it.
-struct merge_input {
-  std::string file;
-  std::int64_t rank = 0;
-  std::string host;
-  std::int64_t pid = 0;
-  std::string program;
-  std::int64_t base_unix_ns = 0;
-};
 
 /// One rank's figures for one call path (its tree row; summed if a report holds the path twice).
 struct rank_values {
@@ -102,16 +93,11 @@ class merger {
     std::vector<rank_values> samples;
   };
 
-  bool check_process(const report_file& f, std::string& error) const;
   bool check_tree(const report_file& f, std::string& error) const;
   std::size_t node_for(std::int64_t parent, const std::string& name, std::uint32_t depth);
-  std::string missing_ranks() const;
   std::vector<std::size_t> depth_first_order() const;
 
-  std::vector<merge_input> inputs_;
-  std::unordered_map<std::int64_t, std::size_t> input_of_rank_;  // rank -> index into inputs_
-  std::int64_t world_size_ = 0;
-  std::size_t program_input_ = static_cast<std::size_t>(-1);  // the first input that named a program
+  rank_roster roster_{"reports"};
   std::vector<pending_node> nodes_;
   // A child is found by (parent node, name): the same identity as tree_path_key, one hash per row instead
   // of rebuilding the whole path for every row.

@@ -5,6 +5,7 @@
 #include "merge.hpp"
 #include "merge_output.hpp"
 #include "report_file.hpp"
+#include "trace_merge.hpp"
 
 #include <filesystem>
 #include <ostream>
@@ -28,9 +29,13 @@ bool choose_format(const merge_options& o, std::string& format, std::string& err
   }
   std::string path = o.output;
   if (ends_with(path, ".gz")) path.resize(path.size() - 3);
-  if (ends_with(path, ".trace.json") || ends_with(path, ".html")) {
-    error = o.output + ": merged traces and HTML are not supported yet: they need per-rank timelines, which " +
-            "JSON reports do not carry (write .json, .md or .txt)";
+  if (ends_with(path, ".trace.json")) {
+    error = o.output + ": a merged trace is made from the ranks' traces, not their JSON reports (which carry " +
+            "no timeline): scopeprof merge prof/run.*.trace.json -o " + o.output;
+    return false;
+  }
+  if (ends_with(path, ".html")) {
+    error = o.output + ": merge writes .txt, .md or .json (an HTML report is per rank: scopeprof show)";
     return false;
   }
   format = ends_with(path, ".json") ? "json" : ends_with(path, ".md") ? "md" : "text";
@@ -44,6 +49,28 @@ bool output_folder_exists(const std::string& path, std::string& error) {
   if (parent.empty() || std::filesystem::is_directory(parent, ec)) return true;
   error = path + ": cannot write: folder " + parent.string() + " does not exist";
   return false;
+}
+
+/// A merge of traces: every input a trace, and an output file with a JSON suffix.
+bool check_trace_merge(const merge_options& o, std::string& error) {
+  for (const auto& in : o.inputs) {
+    if (!is_trace_path(in)) {
+      error = in + ": not a .trace.json, while " + o.inputs.front() +
+              " is: merge takes the ranks' JSON reports or their traces, not both";
+      return false;
+    }
+  }
+  if (!o.format.empty()) {
+    error = "--format is for merges of JSON reports; a merge of traces writes a trace";
+    return false;
+  }
+  std::string path = o.output;
+  if (ends_with(path, ".gz")) path.resize(path.size() - 3);
+  if (!ends_with(path, ".json")) {
+    error = "a merge of traces writes a trace: give -o merged.trace.json (or .trace.json.gz)";
+    return false;
+  }
+  return true;
 }
 
 /// Every input folded in, one report in memory at a time.
@@ -71,6 +98,14 @@ int run_merge(const merge_options& o, std::ostream& out, std::ostream& err) {
   if (o.inputs.empty()) {
     err << "scopeprof merge: no input reports (give one JSON report per rank)\n";
     return exit_bad_input;
+  }
+  if (is_trace_path(o.inputs.front())) {
+    if (!check_trace_merge(o, error) || !output_folder_exists(o.output, error) ||
+        !merge_traces(o.inputs, o.output, error)) {
+      err << "scopeprof merge: " << error << "\n";
+      return exit_bad_input;
+    }
+    return exit_ok;
   }
   if (!choose_format(o, format, error) || (!to_stream && !output_folder_exists(o.output, error))) {
     err << "scopeprof merge: " << error << "\n";

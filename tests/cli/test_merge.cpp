@@ -355,12 +355,13 @@ TEST_CASE("cli merge: the command on saved reports writes text, JSON and Markdow
     REQUIRE(scopeprof_cli::run_merge(o, out, err) == 0);
     CHECK(sptest::read_file_bytes(o.output).find("| scope |") != std::string::npos);
   }
-  SUBCASE("traces and HTML are not supported yet") {
-    for (const char* name : {"m.trace.json", "m.html"}) {
-      o.output = dir / name;
-      CHECK(scopeprof_cli::run_merge(o, out, err) == 2);
-    }
-    CHECK(err.str().find("per-rank timelines") != std::string::npos);
+  SUBCASE("reports give no trace or HTML, and say why") {
+    o.output = dir / "m.trace.json";
+    CHECK(scopeprof_cli::run_merge(o, out, err) == 2);
+    CHECK(err.str().find("a merged trace is made from the ranks' traces") != std::string::npos);
+    o.output = dir / "m.html";
+    CHECK(scopeprof_cli::run_merge(o, out, err) == 2);
+    CHECK(err.str().find("an HTML report is per rank") != std::string::npos);
   }
   SUBCASE("an unwritable output is named") {
     o.output = dir / "no/such/folder/m.txt";

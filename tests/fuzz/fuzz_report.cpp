@@ -1,12 +1,14 @@
-// Fuzz target for the scopeprof tool's report readers. The input bytes are a JSON report, as a user hands
-// the tool a file: truncated, of another schema, or hostile. Both readers (the full loader behind `show`
-// and `diff`, and the streaming tree reader behind `merge`) must either accept it or give one line that
-// names the file; never crash, hang or read out of bounds (ASan, UBSan). When the full loader accepts:
+// Fuzz target for the scopeprof tool's readers. The input bytes are a JSON report or a Chrome trace, as a
+// user hands the tool a file: truncated, of another schema, or hostile. The report readers (the full
+// loader behind `show` and `diff`, and the streaming tree reader behind `merge`) and the trace readers
+// (header and events, behind `merge` of traces) must either accept it or give one line that names the
+// file; never crash, hang or read out of bounds (ASan, UBSan). When the full loader accepts:
 //   - the tree reader accepts too, with the same call tree (the merge and the full loader agree);
 //   - every writer's output of the loaded report passes the strict checks the writers' tests use;
 //   - the JSON the library writes for it is read back to the same tree and flat rows (a stable round trip).
 // Any failure prints the reason and aborts.
 #include "report_file.hpp"
+#include "trace_reader.hpp"
 
 #include "output_check.hpp"
 
@@ -59,10 +61,24 @@ void check_message(const std::string& reader, const std::string& error) {
   if (error.find('\n') != std::string::npos) fail(reader + "'s message is not one line: '" + error + "'");
 }
 
+/// The trace readers on the same bytes: each event they hand on is an object.
+void read_as_trace(const std::string& bytes) {
+  scopeprof_cli::trace_header h;
+  std::string error;
+  if (!scopeprof_cli::read_trace_header(bytes, input_name, h, error)) check_message("the trace header reader", error);
+  error.clear();
+  const bool ok = scopeprof_cli::for_each_trace_event(bytes, input_name, [](scopeprof_cli::trace_event& ev, std::string&) {
+    if (!ev.is_object()) fail("the trace event reader handed on a non-object");
+    return true;
+  }, error);
+  if (!ok) check_message("the trace event reader", error);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string bytes(reinterpret_cast<const char*>(data), size);
+  read_as_trace(bytes);
   scopeprof_cli::report_file full;
   scopeprof_cli::report_file tree;
   std::string full_error;

@@ -5,7 +5,8 @@
 #                                          four reports (templated and untemplated paths), and the merge
 #                                          names rank 2 the straggler of every scope
 #   launchers.sh torchrun WORKER TOOL DIR  four processes with the environment torchrun gives its workers
-#                                          (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR...)
+#                                          (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR...);
+#                                          then four writing Chrome traces, merged into one trace
 #   launchers.sh diff    WORKER TOOL DIR   two runs of one program, and a third whose backward is 20% slower:
 #                                          diff --fail-above 5% exits 0 on the first pair, 1 on the second
 # Exits 0 when every check holds; otherwise prints what failed and exits 1.
@@ -66,6 +67,27 @@ case $mode in
       fail "merge of three of four ranks succeeded"
     fi
     grep -q "2" "$dir/missing.err" || fail "the missing rank is not named: $(cat "$dir/missing.err")"
+    # The same ranks writing Chrome traces: merged into one trace, a process group per rank.
+    pids=()
+    for r in 0 1 2 3; do
+      RANK=$r WORLD_SIZE=4 LOCAL_RANK=$r SCOPEPROF_REPORT="$dir/run.{rank}.trace.json" "$worker" --steps 3 &
+      pids+=($!)
+    done
+    for p in "${pids[@]}"; do wait "$p" || fail "a trace worker exited $?"; done
+    "$tool" merge "$dir"/run.*.trace.json -o "$dir/merged.trace.json" || fail "trace merge exited $?"
+    python3 - "$dir/merged.trace.json" <<'PY' || fail "the merged trace does not hold the four ranks apart"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+names = {e["pid"]: e["args"]["name"] for e in doc["traceEvents"] if e["ph"] == "M" and e["name"] == "process_name"}
+ranks = {int(n.split(":")[0].split()[1]) for n in names.values()}
+slices = [e for e in doc["traceEvents"] if e["ph"] == "X"]
+steps = {}
+for e in slices:
+    if e["name"] == "step":
+        steps.setdefault(names[e["pid"]], []).append(e)
+print(f"merged trace: {len(slices)} slices, processes {sorted(names.values())}")
+sys.exit(0 if ranks == {0, 1, 2, 3} and all(len(v) == 3 for v in steps.values()) and len(steps) == 4 else 1)
+PY
     ;;
   diff)
     SCOPEPROF_REPORT="$dir/a.json" "$worker" --steps 100 || fail "run a exited $?"
