@@ -10,6 +10,8 @@
 //          kernel launched outside any scope; times far from zero, so that ts + dur in doubles rounds.
 // tie.*    parents and children that end in the same nanosecond at large timestamps (the case where a
 //          consumer that adds ts and dur in doubles may put the child's end after its parent's).
+// rank0.*, rank1.*  the gpu sample as ranks 0 and 1 of a job (wall-clock bases 3 ms apart), for
+//          `scopeprof merge rank0.trace.json rank1.trace.json -o merged.trace.json` (a CTest fixture).
 //
 // Each sample is written as OUTDIR/<name>.trace.json (Chrome trace), OUTDIR/<name>.json (JSON report),
 // OUTDIR/<name>.speedscope.json (speedscope's format) and OUTDIR/<name>.html (HTML report).
@@ -198,5 +200,16 @@ int main(int argc, char** argv) {
   bool ok = write_all(host_sample(), dir, "host");
   ok = write_all(scopeprof::detail::build_report(gpu_snapshot()), dir, "gpu") && ok;
   ok = write_all(scopeprof::detail::build_report(tie_snapshot()), dir, "tie") && ok;
+  for (int rank = 0; rank < 2; ++rank) {
+    raw_snapshot s = gpu_snapshot();
+    s.process.rank = rank;
+    s.process.world_size = 2;
+    s.process.rank_source = "RANK";
+    s.process.host = "node0";
+    s.process.program = "viewer_sample";
+    s.process.pid = 4242 + rank;
+    s.process.base_unix_ns = 1'796'000'000'000'000'000 + rank * 3'000'000;
+    ok = write_all(scopeprof::detail::build_report(std::move(s)), dir, "rank" + std::to_string(rank)) && ok;
+  }
   return ok ? 0 : 1;
 }

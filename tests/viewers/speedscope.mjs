@@ -23,10 +23,17 @@ const appDir = path.join(here, 'node_modules', 'speedscope', 'dist', 'release');
 const samplesDir = process.env.SCOPEPROF_SAMPLES;
 const chromiumPath = process.env.SCOPEPROF_CHROMIUM;
 const artifactsDir = process.env.SCOPEPROF_ARTIFACTS;
-const SAMPLES = ['host', 'gpu', 'tie'];
 const FORMATS = [
   {ext: '.trace.json', label: 'Chrome trace', native: false},
   {ext: '.speedscope.json', label: 'speedscope file', native: true},
+];
+// Each sample in its formats; `merged` is `scopeprof merge` of ranks 0 and 1 of the gpu sample (a Chrome
+// trace only): every track twice, once per rank, each named after its rank.
+const SAMPLES = [
+  {name: 'host', formats: FORMATS},
+  {name: 'gpu', formats: FORMATS},
+  {name: 'tie', formats: FORMATS},
+  {name: 'merged', formats: [FORMATS[0]], factsFrom: 'rank0', ranks: 2},
 ];
 
 for (const [name, value] of [['SCOPEPROF_SAMPLES', samplesDir], ['SCOPEPROF_CHROMIUM', chromiumPath],
@@ -74,7 +81,7 @@ function startServer() {
 
 /// What the report says: scope names, kernel names, thread labels (as both writers name threads) and
 /// per-name host totals.
-function reportFacts(sample) {
+function reportFacts(sample, ranks = 1) {
   const rep = JSON.parse(fs.readFileSync(path.join(samplesDir, `${sample}.json`), 'utf8'));
   const scopes = new Set(rep.flat.map(f => f.name));
   const kernels = new Set(rep.kernel_summary.map(k => k.name));
@@ -84,7 +91,7 @@ function reportFacts(sample) {
     label: (t.name === '' ? `thread ${t.index}` : t.name) + (t.os_id ? ` (tid ${t.os_id})` : ''),
   }));
   const host = new Map(rep.flat.map(f => [f.name, {total: f.host.total, self: f.host.self, calls: f.calls}]));
-  return {scopes, kernels, threads, host, cuptiValid: rep.evidence.cupti_valid};
+  return {scopes, kernels, threads, host, cuptiValid: rep.evidence.cupti_valid, ranks};
 }
 
 /// In the page: the props of the component holding speedscope's profile group (found by walking preact's
@@ -214,7 +221,14 @@ function checkGroup(group, facts, format, sample) {
   }
   for (const t of facts.threads) {
     const n = kinds.filter(x => x.c.kind === 'host' && x.c.thread === t && x.c.first).length;
-    if (n !== 1) problems.push(`thread '${t.label}': ${n} profiles for it`);
+    if (n !== facts.ranks) problems.push(`thread '${t.label}': ${n} profiles for it, not ${facts.ranks}`);
+  }
+  if (facts.ranks > 1) {
+    // A merged trace: every track belongs to one rank and says so; each rank has its tracks.
+    const rankOf = p => (/^rank (\d+): /.exec(p.name) || [])[1];
+    for (const p of group.profiles.filter(p => rankOf(p) === undefined)) problems.push(`profile '${p.name}' names no rank`);
+    const ranks = new Set(group.profiles.map(rankOf).filter(r => r !== undefined));
+    if (ranks.size !== facts.ranks) problems.push(`profiles of ${ranks.size} ranks, not ${facts.ranks}`);
   }
   const names = profiles => new Set(profiles.flatMap(p => p.frames.map(f => f.name)));
   // A host thread's frames: its scopes, exactly (one frame per scope), and in a Chrome trace the API calls
@@ -315,9 +329,9 @@ async function main() {
       return route.abort('blockedbyclient');
     });
     context.on('websocket', ws => outside.push(ws.url()));
-    for (const sample of SAMPLES) {
-      const facts = reportFacts(sample);
-      for (const format of FORMATS) {
+    for (const {name: sample, formats, factsFrom, ranks} of SAMPLES) {
+      const facts = reportFacts(factsFrom || sample, ranks);
+      for (const format of formats) {
         const {problems, profiles, shot, glNotes} = await loadOne(context, base, sample, format, facts);
         const what = `${sample}${format.ext} (${format.label})`;
         if (problems.length) {
