@@ -91,6 +91,10 @@ def cmake_targets(root):
             for name in resolve_cmake(args[0], sets, params):
                 if "$" not in name:
                     defined.setdefault(name, set()).add(rel)
+        # A program named apart from its target (set_target_properties(T PROPERTIES OUTPUT_NAME name)).
+        for cmd, args, _ in calls:
+            if cmd == "set_target_properties" and "OUTPUT_NAME" in args[:-1]:
+                defined.setdefault(args[args.index("OUTPUT_NAME") + 1], set()).add(rel)
     return defined
 
 

@@ -25,10 +25,11 @@ struct options {
   int profile_iters = 10;                 // LibTorch variant: blocks per torch profiler session
   std::string trace;                      // scopeprof's Chrome trace ("" = none)
   std::string torch_trace_dir = ".";      // LibTorch variant: where eager_trace.json / fused_trace.json go
+  std::string only;                       // "eager" or "fused": that variant alone, generic scope names (CUDA variant)
 };
 
-/// The command line of `program`; `torch_flags` adds --profile-iters and --torch-trace-dir. A bad flag
-/// prints the usage and exits 2.
+/// The command line of `program`; `torch_flags` adds --profile-iters and --torch-trace-dir, and leaves out
+/// --only. A bad flag prints the usage and exits 2.
 inline options parse(int argc, char** argv, const char* program, bool torch_flags) {
   options o;
   o.trace = std::string(program) + ".trace.json";
@@ -38,7 +39,7 @@ inline options parse(int argc, char** argv, const char* program, bool torch_flag
                  "usage: %s [--preset auto|t4|large|tiny] [--m M --k K --n N] [--iters N] [--warmup N]\n"
                  "       %*s [--trace PATH | --no-trace]%s\n",
                  program, why.c_str(), program, static_cast<int>(std::string(program).size()), "",
-                 torch_flags ? " [--profile-iters N] [--torch-trace-dir DIR]" : "");
+                 torch_flags ? " [--profile-iters N] [--torch-trace-dir DIR]" : " [--only eager|fused]");
     std::exit(2);
   };
   for (int i = 1; i < argc; ++i) {
@@ -64,11 +65,13 @@ inline options parse(int argc, char** argv, const char* program, bool torch_flag
     else if (a == "--no-trace") o.trace.clear();
     else if (torch_flags && a == "--profile-iters") o.profile_iters = static_cast<int>(number(1));
     else if (torch_flags && a == "--torch-trace-dir") o.torch_trace_dir = value();
+    else if (!torch_flags && a == "--only") o.only = value();
     else if (a == "--help" || a == "-h") usage("help");
     else usage("unknown argument " + a);
   }
   if (o.preset != "auto" && o.preset != "t4" && o.preset != "large" && o.preset != "tiny") usage("unknown preset " + o.preset);
   if (o.torch_trace_dir.empty()) usage("empty value for --torch-trace-dir");
+  if (!o.only.empty() && o.only != "eager" && o.only != "fused") usage("--only takes eager or fused, not " + o.only);
   return o;
 }
 

@@ -7,7 +7,11 @@
 // speeds the tail up: Amdahl's law, measured.
 //
 //   eager_vs_fused [--preset auto|t4|large|tiny] [--m M --k K --n N] [--iters N] [--warmup N]
-//                  [--trace PATH | --no-trace]
+//                  [--trace PATH | --no-trace] [--only eager|fused]
+//
+// --only runs one variant under the scope names block, linear and tail, so that two runs compare:
+//   SCOPEPROF_REPORT=eager.json eager_vs_fused --only eager; SCOPEPROF_REPORT=fused.json eager_vs_fused --only fused
+//   scopeprof diff eager.json fused.json
 #include <scopeprof.hpp>
 
 #include "comparison.hpp"
@@ -118,6 +122,39 @@ int host_only(const char* reason) {
   return 0;
 }
 
+/// --only eager|fused: one variant's blocks under the names block, linear and tail, so that the runs of the
+/// two variants compare scope by scope (`scopeprof diff eager.json fused.json`).
+template <class Linear, class Tail>
+void run_variant(const eager_vs_fused::options& opt, const Linear& linear, const Tail& tail) {
+  const auto block = [&] {
+    PROF_SCOPE("block");
+    {
+      PROF_SCOPE("linear");
+      linear();
+    }
+    {
+      PROF_SCOPE("tail");
+      tail();
+    }
+  };
+  for (int i = 0; i < opt.warmup; ++i) block();
+  CHECK_CUDA(cudaDeviceSynchronize());
+  scopeprof::reset();
+  for (int i = 0; i < opt.iters; ++i) {
+    PROF_STEP();
+    block();
+  }
+  PROF_STEP();
+  const scopeprof::report rep = scopeprof::collect();
+  std::printf("%s tail only, scopes block > linear, tail (compare two runs: SCOPEPROF_REPORT=A.json for each, then "
+              "scopeprof diff A.json B.json)\n\n", opt.only.c_str());
+  rep.print(std::cout);
+  if (!opt.trace.empty()) {
+    if (const scopeprof::write_result w = rep.write_chrome_trace(opt.trace); !w)
+      std::fprintf(stderr, "eager_vs_fused: %s\n", w.message().c_str());
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -205,6 +242,17 @@ int main(int argc, char** argv) {
     }
   }
 
+  const auto release = [&] {
+    cublasDestroy(blas);
+    for (float* p : {x, w, y, res, a, b, out_eager, out_fused, copy_dst, copy_src}) cudaFree(p);
+  };
+  if (!opt.only.empty()) {
+    if (opt.only == "eager") run_variant(opt, linear, eager_tail);
+    else run_variant(opt, linear, fused_tail);
+    release();
+    return 0;
+  }
+
   // ---- timed runs, instrumented: a scope around each block and around its two parts ----------------------
   const auto eager_block = [&] {
     PROF_SCOPE("eager block");
@@ -272,7 +320,6 @@ int main(int argc, char** argv) {
   // ---- what the run says ---------------------------------------------------------------------------------
   eager_vs_fused::print_comparison(rep, wl, l2_bytes, static_cast<double>(copy_bytes), raw_eager, raw_fused, opt.iters,
                                    {"Linear (cuBLAS GEMM)", "the GEMM", ""}, opt.trace);
-  cublasDestroy(blas);
-  for (float* p : {x, w, y, res, a, b, out_eager, out_fused, copy_dst, copy_src}) cudaFree(p);
+  release();
   return 0;
 }
