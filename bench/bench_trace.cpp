@@ -12,6 +12,8 @@
 //   baseline_to_chars the same scope and device slices with the same fields and flow bindings, the writer's
 //                    tables (escaped names, tracks) built beforehand,
 //                    appended with std::string::append and std::to_chars into a preallocated string
+//   baseline_to_file the baseline's trace, then written to the same file through stdio in 1 MiB chunks, as
+//                    trace_file writes (the page-cache copy costs both the same)
 //   trace_gzip       report::write_chrome_trace() to a .gz file (SCOPEPROF_WITH_ZLIB builds)
 // Then, apart from Google Benchmark: 1M scopes recorded on one thread (PROF_SCOPE, host only), the time
 // of the loop and of collect() per scope, three times (the median is printed), with reset() after each.
@@ -240,6 +242,31 @@ void BM_baseline_to_chars(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * out.size()));
 }
 
+// The baseline's trace written to the same file the same way the writer writes (stdio, 1 MiB chunks): the
+// copy into the page cache costs both sides the same, so (b) compares with this, not with (c).
+void BM_baseline_to_file(benchmark::State& state) {
+  const scopeprof::report& r = the_report();
+  const scopeprof::detail::trace_tables t = scopeprof::detail::trace_tables_of(r);
+  std::string out;
+  out.reserve(std::size_t{256} << 20);
+  plain_trace(r, t, out);
+  for (auto _ : state) {
+    plain_trace(r, t, out);
+    std::FILE* f = std::fopen(kFile, "wb");
+    if (f == nullptr) {
+      state.SkipWithError("cannot create the file");
+      break;
+    }
+    constexpr std::size_t chunk = std::size_t{1} << 20;
+    bool ok = true;
+    for (std::size_t at = 0; at < out.size() && ok; at += chunk)
+      ok = std::fwrite(out.data() + at, 1, std::min(chunk, out.size() - at), f) == std::min(chunk, out.size() - at);
+    ok = std::fclose(f) == 0 && ok;
+    if (!ok) state.SkipWithError("write failed");
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * out.size()));
+}
+
 #if SCOPEPROF_WITH_ZLIB
 void BM_trace_gzip(benchmark::State& state) {
   const scopeprof::report& r = the_report();
@@ -320,8 +347,10 @@ void print_writer_summary(const scopeprof_bench::results& res) {
               r.instances().size(), kThreads, device, static_cast<double>(g_trace_bytes) / 1e6,
               static_cast<double>(g_plain_bytes) / 1e6);
   std::printf("  (a) writer -> string sink       %8.1f MB/s   (a)/(c) = %.2f\n", a, base > 0 ? a / base : 0);
-  std::printf("  (b) writer -> file in /tmp      %8.1f MB/s   (b)/(c) = %.2f\n", b, base > 0 ? b / base : 0);
+  const double base_file = mbps(static_cast<double>(g_plain_bytes), ns_of("baseline_to_file"));
+  std::printf("  (b) writer -> file in /tmp      %8.1f MB/s   (b)/(c') = %.2f\n", b, base_file > 0 ? b / base_file : 0);
   std::printf("  (c) baseline std::to_chars      %8.1f MB/s\n", base);
+  std::printf("  (c') baseline -> file in /tmp   %8.1f MB/s   (the same bytes through stdio, as (b) writes)\n", base_file);
   std::printf("      report::chrome_trace()      %8.1f MB/s   (a new string each time) / (c) = %.2f\n", fresh,
               base > 0 ? fresh / base : 0);
   std::string trace = r.chrome_trace(), plain;
@@ -371,6 +400,7 @@ int main(int argc, char** argv) {
   benchmark::RegisterBenchmark("trace_string", BM_trace_string)->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("trace_new_string", BM_trace_new_string)->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("trace_file", BM_trace_file)->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("baseline_to_file", BM_baseline_to_file)->Unit(benchmark::kMillisecond);
 #if SCOPEPROF_WITH_ZLIB
   benchmark::RegisterBenchmark("trace_gzip", BM_trace_gzip)->Unit(benchmark::kMillisecond);
 #endif

@@ -87,6 +87,11 @@ inline registry_view view_registry(registry& r) {
   }
   for (thread_view& t : v.threads) {
     thread_buffer& b = *t.buffer;
+    // The step marks first: a thread publishes a scope's record before a next_step() that follows it, so
+    // every mark seen here has the records that ended before it seen too (read after). Read the other way
+    // round, a pass could see a step's mark but not its last scopes, and close that step's interval line
+    // without them (they would land in a later line).
+    t.step_count = b.steps.published.load(std::memory_order_acquire);
     t.counters = read_counters(b);
     t.device_count = b.device.published.load(std::memory_order_acquire);
     {
@@ -99,7 +104,6 @@ inline registry_view view_registry(registry& r) {
     t.device_floor = b.device.floor;
     t.chunks = b.records.chunk_list();
     t.device_chunks = b.device.chunk_list();
-    t.step_count = b.steps.published.load(std::memory_order_acquire);
     t.step_floor = b.steps.floor;
     t.step_chunks = b.steps.chunk_list();
   }
