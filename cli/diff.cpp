@@ -4,6 +4,7 @@
 #include "diff.hpp"
 
 #include "report_file.hpp"
+#include "suffix.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -154,10 +155,6 @@ bool valid_settings(const diff_options& o, std::string& error) {
     return false;
   }
   return true;
-}
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // The format asked for, else the output's suffix, else text.

@@ -1,5 +1,6 @@
 // scopeprof tool: reading and writing whole files, gzip through zlib where the tool was built with it.
 #include "file_bytes.hpp"
+#include "suffix.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -21,11 +22,6 @@ namespace {
 
 bool is_gzip(const std::string& bytes) {
   return bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f && static_cast<unsigned char>(bytes[1]) == 0x8b;
-}
-
-bool ends_with(const std::string& s, const char* suffix) {
-  const std::size_t n = std::strlen(suffix);
-  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
 }
 
 #if defined(SCOPEPROF_CLI_WITH_ZLIB)

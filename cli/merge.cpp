@@ -12,7 +12,6 @@ namespace scopeprof_cli {
 
 namespace {
 
-
 std::string quoted(const std::string& s) { return "'" + s + "'"; }
 
 /// The median of `v` (reordered): the middle value, or the mean of the two middle ones.

@@ -5,18 +5,16 @@
 #include "merge.hpp"
 #include "merge_output.hpp"
 #include "report_file.hpp"
+#include "suffix.hpp"
 #include "trace_merge.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <ostream>
 
 namespace scopeprof_cli {
 
 namespace {
-
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
 
 /// The output format: o.format, else the output's suffix (a trailing .gz is the compression, not the
 /// format). False, with the message in `error`, for a format merge cannot write.
@@ -53,9 +51,10 @@ bool output_folder_exists(const std::string& path, std::string& error) {
 
 /// A merge of traces: every input a trace, and an output file with a JSON suffix.
 bool check_trace_merge(const merge_options& o, std::string& error) {
+  const auto trace = std::find_if(o.inputs.begin(), o.inputs.end(), is_trace_path);
   for (const auto& in : o.inputs) {
     if (!is_trace_path(in)) {
-      error = in + ": not a .trace.json, while " + o.inputs.front() +
+      error = in + ": not a .trace.json, while " + *trace +
               " is: merge takes the ranks' JSON reports or their traces, not both";
       return false;
     }
@@ -99,7 +98,7 @@ int run_merge(const merge_options& o, std::ostream& out, std::ostream& err) {
     err << "scopeprof merge: no input reports (give one JSON report per rank)\n";
     return exit_bad_input;
   }
-  if (is_trace_path(o.inputs.front())) {
+  if (std::any_of(o.inputs.begin(), o.inputs.end(), is_trace_path)) {
     if (!check_trace_merge(o, error) || !output_folder_exists(o.output, error) ||
         !merge_traces(o.inputs, o.output, error)) {
       err << "scopeprof merge: " << error << "\n";

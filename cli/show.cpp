@@ -3,6 +3,7 @@
 #include "commands.hpp"
 #include "file_bytes.hpp"
 #include "report_file.hpp"
+#include "suffix.hpp"
 
 #include <cstring>
 #include <ostream>
@@ -11,11 +12,6 @@
 namespace scopeprof_cli {
 
 namespace {
-
-bool ends_with(const std::string& s, const char* suffix) {
-  const std::size_t n = std::strlen(suffix);
-  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
-}
 
 /// The output's format by its suffix (a trailing .gz aside), or "" when the tool cannot write it.
 std::string format_of(const std::string& path, std::string& why) {

@@ -2,16 +2,18 @@
 #include "trace_merge.hpp"
 
 #include "file_bytes.hpp"
-#include "output_file.hpp"
 #include "rank_roster.hpp"
+#include "suffix.hpp"
 #include "trace_reader.hpp"
 
 #include <scopeprof.hpp>
+#include <scopeprof/detail/gzip_sink.hpp>  // detail::write_to_path: the writers' file and gzip sinks
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <map>
 #include <set>
@@ -26,10 +28,6 @@ using json = nlohmann::ordered_json;  // events keep their fields' order
 
 /// Integers a double holds exactly: flow ids stay below this so that JavaScript viewers read them right.
 constexpr double exact_integer_limit = 9007199254740992.0;  // 2^53
-
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
 
 /// One rank's pass over its events: the time shift, and the pids it has renumbered.
 class rank_pass {
@@ -146,7 +144,7 @@ double shift_of(std::int64_t base, std::int64_t earliest) {
   return std::round(ns * 1.024) / 1024.0;
 }
 
-void write_head(output_file& out, const std::vector<merge_input>& inputs, std::int64_t world, const std::string& program,
+void write_head(scopeprof::detail::output_sink& out, const std::vector<merge_input>& inputs, std::int64_t world, const std::string& program,
                 std::int64_t earliest) {
   json ranks = json::array();
   for (const auto& in : inputs)
@@ -161,11 +159,11 @@ void write_head(output_file& out, const std::vector<merge_input>& inputs, std::i
       {"processes", "renumbered per rank and named 'rank R: NAME'"},
       {"per_scope_figures", "scopeprofScopes stays in each rank's own trace"},
       {"ranks", ranks}};
-  out.write("{\"schemaVersion\":1,\"deviceProperties\":[],\"baseTimeNanoseconds\":");
-  out.write(std::to_string(earliest));
-  out.write(",\"displayTimeUnit\":\"ns\",\"otherData\":");
-  out.write(other.dump());
-  out.write(",\"traceEvents\":[");
+  out.append("{\"schemaVersion\":1,\"deviceProperties\":[],\"baseTimeNanoseconds\":");
+  out.append(std::to_string(earliest));
+  out.append(",\"displayTimeUnit\":\"ns\",\"otherData\":");
+  out.append(other.dump());
+  out.append(",\"traceEvents\":[");
 }
 
 }  // namespace
@@ -182,30 +180,37 @@ bool merge_traces(const std::vector<std::string>& paths, const std::string& outp
   std::int64_t earliest = inputs.front().base_unix_ns;
   for (const auto& in : inputs) earliest = std::min(earliest, in.base_unix_ns);
 
-  output_file out;
-  if (!out.open(output, error)) return false;
-  write_head(out, inputs, world, program, earliest);
-  bool first = true;
-  auto emit = [&](const json& ev) {
-    out.write(first ? "\n" : ",\n");
-    first = false;
-    out.write(ev.dump());
-  };
-  std::int64_t next_pid = 1;
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    std::string bytes;
-    if (!read_file_bytes(inputs[i].file, bytes, error)) return false;  // out removes the partial file
-    rank_pass pass(inputs[i].rank, i, inputs.size(), shift_of(inputs[i].base_unix_ns, earliest), next_pid);
-    const bool ok = for_each_trace_event(bytes, inputs[i].file, [&](json& ev, std::string&) {
-      pass.transform(ev);
-      emit(ev);
-      return true;
-    }, error);
-    if (!ok) return false;
-    for (const auto& ev : pass.missing_metadata()) emit(ev);
+  // The library's own file and gzip sinks (1 MiB chunks); a failure in the middle stops the writing and
+  // the partial file is removed below.
+  const scopeprof::write_result w = scopeprof::detail::write_to_path(output, "merged trace", [&](scopeprof::detail::output_sink& out) {
+    write_head(out, inputs, world, program, earliest);
+    bool first = true;
+    auto emit = [&](const json& ev) {
+      out.append(first ? "\n" : ",\n");
+      first = false;
+      out.append(ev.dump());
+    };
+    std::int64_t next_pid = 1;
+    for (std::size_t i = 0; i < inputs.size() && error.empty(); ++i) {
+      std::string bytes;
+      if (!read_file_bytes(inputs[i].file, bytes, error)) break;
+      rank_pass pass(inputs[i].rank, i, inputs.size(), shift_of(inputs[i].base_unix_ns, earliest), next_pid);
+      const bool ok = for_each_trace_event(bytes, inputs[i].file, [&](json& ev, std::string&) {
+        pass.transform(ev);
+        emit(ev);
+        return true;
+      }, error);
+      if (!ok) break;
+      for (const auto& ev : pass.missing_metadata()) emit(ev);
+    }
+    out.append("\n]}\n");
+  });
+  if (error.empty() && !w) {
+    const std::string prefix = "scopeprof: ";  // the library's messages name it; the command's name comes first
+    error = w.message().compare(0, prefix.size(), prefix) == 0 ? w.message().substr(prefix.size()) : w.message();
   }
-  out.write("\n]}\n");
-  return out.close(error);
+  if (!error.empty()) std::remove(output.c_str());
+  return error.empty();
 }
 
 }  // namespace scopeprof_cli

@@ -78,10 +78,8 @@ class header_sax : public sax_base {
     return scalar();
   }
   bool start_object(std::size_t) {
-    if (depth_ == 0 && seen_top_) return fail("more than one JSON value");
     if (depth_ == 1) parent_ = key_;
     if (field_is_integer()) return fail(where_ + " is not an integer");
-    seen_top_ = true;
     ++depth_;
     return true;
   }
@@ -132,7 +130,6 @@ class header_sax : public sax_base {
 
   trace_header& h_;
   int depth_ = 0;
-  bool seen_top_ = false;
   bool got_rank_ = false, got_world_ = false;
   bool seen_dist_ = false, seen_other_ = false;
   std::string key_, parent_, where_;
