@@ -213,6 +213,18 @@ void BM_prof_scope(benchmark::State& state) {
     state.SkipWithError("scopes were dropped or not recorded: the figure is not the normal path");
 }
 
+// A scope that declares its work (PROF_SCOPE_WORK): the scope plus one mark in the thread's work log.
+void BM_prof_scope_work(benchmark::State& state) {
+  scopeprof::set_enabled(true);
+  run_batched(
+      state,
+      [] {
+        PROF_SCOPE_WORK("bench.work", 4096.0, 1024.0);
+        benchmark::ClobberMemory();
+      },
+      [] { scopeprof::reset(); });
+}
+
 [[maybe_unused]] void BM_prof_scope_runtime_disabled(benchmark::State& state) {
   scopeprof::set_enabled(false);
   run_batched(
@@ -368,6 +380,7 @@ void print_summary(const results& r, const char* counter_name) {
   s.row(counter.c_str(), "host/counter_x2");
   s.row("PROF_SCOPE host only (SCOPEPROF_WITH_NVTX=0)", "host/prof_scope");
   s.row("PROF_SCOPE with NVTX, no tool attached", "nvtx/prof_scope");
+  s.row("PROF_SCOPE_WORK host only (the scope + one work mark)", "host/prof_scope_work");
   s.row("PROF_SCOPE runtime-disabled (set_enabled(false))", "nvtx/prof_scope_runtime_disabled");
   s.row("PROF_SCOPE runtime-disabled, host-only build", "host/prof_scope_runtime_disabled");
   s.row("PROF_SCOPE compiled out (SCOPEPROF_DISABLE)", "off/prof_scope");
@@ -379,6 +392,7 @@ void print_summary(const results& r, const char* counter_name) {
           "nvtx/counter_x2_nvtx3", 1.5);
   s.difference("NVTX PROF_SCOPE - host-only PROF_SCOPE [nvtx - host]", "nvtx/prof_scope", "host/prof_scope", 3.0);
   s.absolute("runtime-disabled PROF_SCOPE [nvtx]", "nvtx/prof_scope_runtime_disabled", 2.0);
+  s.ratio("PROF_SCOPE_WORK / PROF_SCOPE, host only [host]", "host/prof_scope_work", "host/prof_scope", 2.0);
   std::printf("\n  the drain thread's effect on a thread making scopes back to back (it folds each one on another\n"
               "  core; a sibling hyperthread shares the core's resources with the scope thread)\n");
   s.ratio("host-only PROF_SCOPE, drain on / 2 counter reads [drain]", "drain/prof_scope", "drain/counter_x2", 1.5);
@@ -443,6 +457,7 @@ int main(int argc, char** argv) {
   benchmark::RegisterBenchmark("nvtx_domain_push_pop", BM_nvtx_domain_push_pop);
 #endif
   benchmark::RegisterBenchmark("prof_scope", BM_prof_scope);
+  benchmark::RegisterBenchmark("prof_scope_work", BM_prof_scope_work);
 #if SCOPEPROF_ENABLED
   benchmark::RegisterBenchmark("prof_scope_runtime_disabled", BM_prof_scope_runtime_disabled);
 #endif
@@ -466,7 +481,8 @@ int main(int argc, char** argv) {
   ok = run_sibling(dir, "scopeprof_bench_host", passthrough, res) && ok;
   ok = run_sibling(dir, "scopeprof_bench_off", passthrough, res) && ok;
   std::vector<std::string> drain_args = passthrough;
-  if (!has_flag(drain_args, "--benchmark_filter")) drain_args.emplace_back("--benchmark_filter=^(empty_loop|counter_x2|prof_scope)$");
+  if (!has_flag(drain_args, "--benchmark_filter"))
+    drain_args.emplace_back("--benchmark_filter=^(empty_loop|counter_x2|prof_scope)$");
   ok = run_sibling(dir, "scopeprof_bench_host", drain_args, res, true) && ok;
   print_summary(res, counter_name);
   std::fflush(stdout);

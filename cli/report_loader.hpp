@@ -38,6 +38,7 @@ class report_loader {
     r.counts_ = read_counts(f.object("counts"));
     read_timeline(f.object("timeline"), r);
     r.orphans_ = f.u64("orphans");
+    if (f.has("work")) r.work_ = read_work_counts(f.object("work"));  // reports before declared work lack it
     r.sources_ = read_evidence(f.object("evidence"));
     r.warnings_ = f.text("warnings");
     const std::string note = "re-read from " + source_name + ", which holds the tables but no timeline";
@@ -82,6 +83,44 @@ class report_loader {
     r.timeline_.policy = f.text("policy");
     r.timeline_.kept = 0;
     r.timeline_.left_out = r.counts_.recorded;
+  }
+
+  static work_counts read_work_counts(const fields& f) {
+    work_counts w;
+    w.declared = f.u64("declared");
+    w.no_scope = f.u64("no_scope");
+    w.lost = f.u64("lost");
+    w.rejected = f.u64("rejected");
+    w.pending = f.u64("pending");
+    return w;
+  }
+
+  /// A row's "work" object (absent in reports before declared work, null where the row declared none). The
+  /// rates in it are derived (work_rate.hpp) and are derived again from the sums.
+  static declared_work read_work(const fields& row) {
+    declared_work w;
+    if (!row.has("work")) return w;
+    const fields f = row.object_or_null("work");
+    if (f.is_null()) return w;
+    w.calls = f.u64("calls");
+    w.bytes = f.number("bytes");
+    w.flops = f.number("flops");
+    w.device_calls = f.u64("device_calls");
+    w.device_bytes = f.number("device_bytes");
+    w.device_flops = f.number("device_flops");
+    w.device_ns = f.i64("device_span");
+    w.device = static_cast<std::int32_t>(f.i64("device_id"));
+    w.host_calls = f.u64("host_calls");
+    w.host_bytes = f.number("host_bytes");
+    w.host_flops = f.number("host_flops");
+    w.host_ns = f.i64("host");
+    w.unmeasured = f.u64("unmeasured");
+    const auto non_negative = [](double v) { return v >= 0; };
+    if (w.calls == 0 || w.device_calls + w.host_calls + w.unmeasured != w.calls || !non_negative(w.bytes) ||
+        !non_negative(w.flops) || !non_negative(w.device_bytes) || !non_negative(w.device_flops) ||
+        !non_negative(w.host_bytes) || !non_negative(w.host_flops) || w.device_ns < 0 || w.host_ns < 0)
+      f.fail("declared work that no run can produce (its calls do not add up, or a quantity is negative)");
+    return w;
   }
 
   static evidence read_evidence(const fields& f) {
@@ -166,6 +205,7 @@ class report_loader {
       read_device_status(f, r);
     }
     read_cupti(f.object_or_null("cupti"), r.device_busy_ns, r.device_busy_self_ns, r.kernels, r.copies);
+    r.work = read_work(f);
     return r;
   }
 
@@ -200,6 +240,7 @@ class report_loader {
       r.device_self = read_stats(device.object("self_stats"), r.device_calls, r.device_self_ns);
     }
     read_cupti(f.object_or_null("cupti"), r.device_busy_ns, r.device_busy_self_ns, r.kernels, r.copies);
+    r.work = read_work(f);
     return r;
   }
 

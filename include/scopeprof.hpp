@@ -17,6 +17,7 @@
 #include <scopeprof/config.hpp>
 #include <scopeprof/clock.hpp>
 #include <scopeprof/report_types.hpp>
+#include <scopeprof/work_rate.hpp>
 #include <scopeprof/report.hpp>
 #include <scopeprof/detail/recorder.hpp>
 #include <scopeprof/backends/cuda_events.hpp>

@@ -335,6 +335,82 @@ SCOPEPROF_NAMESPACE_END
 // scopeprof: the report's value types: counts, instances, rows, statistics, evidence and the writers'
 // result. Plain data; the report class (report.hpp) holds them.
 
+// ---- begin scopeprof/declared_work.hpp ----
+// scopeprof: the work a scope declared (PROF_SCOPE_WORK, add_work), summed: a plain value type, shared by
+// the fold (detail/call_path_fold.hpp) and the report's rows (report_types.hpp).
+
+
+#include <cstdint>
+
+SCOPEPROF_NAMESPACE_BEGIN
+
+/// @brief How an instance's time stands for its declared work: a valid device span; no device timing at all
+/// (host-only scope, no GPU, sampled out: its host time is the only time there is); or a device time that
+/// exists but could not be measured (inside a graph capture, a CUDA error), which gives no rate at all.
+enum class work_timing : std::uint8_t { host = 0, device = 1, unmeasured = 2 };
+
+/// @brief Work the program declared for its scopes (PROF_SCOPE_WORK, scopeprof::add_work): bytes moved and
+/// floating-point operations as the program claims them, summed over the recorded instances that declared
+/// any, and split by the time that stands for them (work_timing). Every figure derived from it
+/// (work_rate.hpp) is labelled "declared".
+struct declared_work {
+  std::uint64_t calls = 0;         ///< recorded instances that declared work
+  double bytes = 0;                ///< their declared bytes, summed
+  double flops = 0;                ///< their declared floating-point operations, summed
+  std::uint64_t device_calls = 0;  ///< of them, the instances with a valid device span
+  double device_bytes = 0;         ///< bytes declared by those
+  double device_flops = 0;         ///< FLOPs declared by those
+  std::int64_t device_ns = 0;      ///< their device spans, summed
+  std::int32_t device = -1;        ///< the device of those spans; -2 when they ran on several
+  std::uint64_t host_calls = 0;    ///< the instances not device-timed at all
+  double host_bytes = 0;           ///< bytes declared by those
+  double host_flops = 0;           ///< FLOPs declared by those
+  std::int64_t host_ns = 0;        ///< their host totals, summed (host clock ticks inside the fold)
+  std::uint64_t unmeasured = 0;    ///< instances whose device time is n/a (captured, CUDA error): no rate
+
+  bool any() const noexcept { return calls != 0; }
+  /// One more instance with declared work: `host` its host total, `span_ns` its device span (device timing).
+  void add(double b, double f, work_timing timing, std::int64_t host, std::int64_t span_ns, std::int32_t on_device) noexcept {
+    ++calls;
+    bytes += b;
+    flops += f;
+    switch (timing) {
+      case work_timing::device:
+        ++device_calls;
+        device_bytes += b;
+        device_flops += f;
+        device_ns += span_ns;
+        device = device_calls == 1 || device == on_device ? on_device : -2;
+        break;
+      case work_timing::host:
+        ++host_calls;
+        host_bytes += b;
+        host_flops += f;
+        host_ns += host;
+        break;
+      default: ++unmeasured; break;
+    }
+  }
+  void merge(const declared_work& o) noexcept {
+    if (o.calls == 0) return;
+    calls += o.calls;
+    bytes += o.bytes;
+    flops += o.flops;
+    if (o.device_calls != 0) device = device_calls == 0 || device == o.device ? o.device : -2;
+    device_calls += o.device_calls;
+    device_bytes += o.device_bytes;
+    device_flops += o.device_flops;
+    device_ns += o.device_ns;
+    host_calls += o.host_calls;
+    host_bytes += o.host_bytes;
+    host_flops += o.host_flops;
+    host_ns += o.host_ns;
+    unmeasured += o.unmeasured;
+  }
+};
+
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/declared_work.hpp ----
 
 #include <cstdint>
 #include <string>
@@ -390,6 +466,10 @@ struct scope_instance {
   std::uint32_t copies = 0;              ///< memcpy and memset operations (children included)
   std::int64_t device_busy_ns = 0;       ///< sum of the durations of those kernels and copies
   std::int64_t device_busy_self_ns = 0;  ///< the same for the work this scope launched directly
+  // Declared work (PROF_SCOPE_WORK, add_work): the program's claim, summed over its declarations.
+  bool has_work = false;
+  double work_bytes = 0;
+  double work_flops = 0;
 
   std::int64_t host_total_ns() const noexcept { return host_end_ns - host_begin_ns; }
   std::int64_t device_span_ns() const noexcept { return device_end_ns - device_begin_ns; }
@@ -465,6 +545,17 @@ struct histogram_bin {
   std::uint64_t count = 0;
 };
 
+/// @brief What became of the work declared in a report's run: every add_work() call and PROF_SCOPE_WORK
+/// entry lands in exactly one of these.
+struct work_counts {
+  std::uint64_t declared = 0;  ///< declarations added to a recorded scope (several may add to one scope)
+  std::uint64_t no_scope = 0;  ///< add_work() with no scope open on the calling thread (or not recording)
+  std::uint64_t lost = 0;      ///< their scope was not recorded (dropped, ended on another thread), or no memory
+  std::uint64_t rejected = 0;  ///< negative, NaN or infinite bytes or FLOPs: never added
+  std::uint64_t pending = 0;   ///< their scope was still open when the report was taken
+  bool any() const noexcept { return declared || no_scope || lost || rejected || pending; }
+};
+
 /// @brief One row of the flat table: every instance with this name, on every thread.
 struct flat_row {
   std::string name;
@@ -488,6 +579,7 @@ struct flat_row {
   std::uint64_t copies = 0;             ///< CUPTI: memcpy and memset operations (children included)
   std::int64_t device_busy_ns = 0;      ///< CUPTI: their summed durations, a name nested in itself counted once
   std::int64_t device_busy_self_ns = 0; ///< CUPTI: the same for the work launched directly by these scopes
+  declared_work work;                   ///< declared bytes and FLOPs of these scopes (every instance)
 };
 
 /// @brief One row of the kernel summary (the columns of Nsight Systems' cuda_gpu_kern_sum), per scope
@@ -528,6 +620,7 @@ struct tree_row {
   duration_stats host_self;    ///< ... host self times
   duration_stats device;       ///< ... device spans (valid instances)
   duration_stats device_self;  ///< ... device self times (valid instances)
+  declared_work work;          ///< declared bytes and FLOPs of this path's instances
 };
 
 /// @brief One complete step: from a next_step() call to the next (ProfilerStep#index in traces).
@@ -604,6 +697,88 @@ class write_result {
 
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/report_types.hpp ----
+// ---- begin scopeprof/work_rate.hpp ----
+// scopeprof: what declared work turns into: achieved bandwidth, FLOP rate and arithmetic intensity of a
+// row, over the device spans of its instances with work, or over host time when none of them has one and
+// some were not device-timed at all (and then labelled so). Instances whose device time could not be
+// measured (captured, CUDA error) never give a rate. Declared bytes and FLOPs are the program's claim; every figure derived here says "declared".
+// A rate is never made from a zero or missing time, nor from a quantity that was not declared: it is n/a,
+// with the reason.
+
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+SCOPEPROF_NAMESPACE_BEGIN
+
+/// @brief The time a row's rates divide by: the device spans of its instances with declared work, or,
+/// when none of them has a span, the host totals of those that were not device-timed.
+enum class work_basis : std::uint8_t { none = 0, device = 1, host = 2 };
+
+/// @brief Achieved rates of a row's declared work. NaN marks a rate that does not exist (see why_not and
+/// the quantities: no bytes declared means no bandwidth, no FLOPs no FLOP rate, either no intensity).
+struct work_rate {
+  work_basis basis = work_basis::none;
+  std::uint64_t calls = 0;   ///< the instances behind the rates (those with a span, for device)
+  double bytes = 0;          ///< their declared bytes
+  double flops = 0;          ///< their declared FLOPs
+  double seconds = 0;        ///< their summed time on the basis
+  double bytes_per_s = std::numeric_limits<double>::quiet_NaN();
+  double flops_per_s = std::numeric_limits<double>::quiet_NaN();
+  double intensity = std::numeric_limits<double>::quiet_NaN();  ///< FLOP per byte (declared)
+  const char* why_not = "";  ///< when basis is none: why there is no rate at all
+};
+
+/// @brief The rates of `w`. Device spans when any instance with work has one (those instances only, so a
+/// sampled-out or captured instance never dilutes them); else the host time of the instances that were not
+/// device-timed; else none.
+inline work_rate rate_of(const declared_work& w) noexcept {
+  work_rate r;
+  if (!w.any()) {
+    r.why_not = "no work declared";
+    return r;
+  }
+  double ns = 0;
+  if (w.device_calls != 0) {
+    r.basis = work_basis::device;
+    r.calls = w.device_calls;
+    r.bytes = w.device_bytes;
+    r.flops = w.device_flops;
+    ns = static_cast<double>(w.device_ns);
+  } else if (w.host_calls != 0) {
+    r.basis = work_basis::host;
+    r.calls = w.host_calls;
+    r.bytes = w.host_bytes;
+    r.flops = w.host_flops;
+    ns = static_cast<double>(w.host_ns);
+  } else {
+    r.why_not = "device time not measured (captured or CUDA error)";
+    return r;
+  }
+  if (!(ns > 0)) {
+    r.why_not = r.basis == work_basis::device ? "zero device span" : "zero host time";
+    r.basis = work_basis::none;
+    return r;
+  }
+  r.seconds = ns * 1e-9;
+  if (r.bytes > 0) r.bytes_per_s = r.bytes * 1e9 / ns;
+  if (r.flops > 0) r.flops_per_s = r.flops * 1e9 / ns;
+  if (r.bytes > 0 && r.flops > 0) r.intensity = r.flops / r.bytes;
+  return r;
+}
+
+/// @brief "device", "host" or "n/a": what the rates of a row divide by.
+inline const char* work_basis_text(work_basis b) noexcept {
+  switch (b) {
+    case work_basis::device: return "device";
+    case work_basis::host: return "host";
+    default: return "n/a";
+  }
+}
+
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/work_rate.hpp ----
 // ---- begin scopeprof/report.hpp ----
 // scopeprof: the report model. A report is an immutable snapshot: every finished scope instance, the call
 // tree, a flat per-name table and a per-path tree table, with host and device quantities kept apart.
@@ -649,6 +824,8 @@ class report {
   /// Scopes the tables place at the root because their parent's record is missing (dropped) or their
   /// parent was still open when the report was taken.
   std::uint64_t orphan_count() const noexcept { return orphans_; }
+  /// What became of the work declared with PROF_SCOPE_WORK and add_work() (rows hold the sums).
+  const work_counts& work() const noexcept { return work_; }
   /// CUPTI kernels, copies and memsets by begin time (empty unless sources().cupti_valid).
   const std::vector<device_activity>& activities() const noexcept { return activities_; }
   /// Kernel names exactly as CUPTI gives them (C++ kernels mangled), indexed by device_activity::name.
@@ -710,6 +887,7 @@ class report {
   std::int64_t origin_ns_ = 0;
   process_desc process_;
   std::uint64_t orphans_ = 0;
+  work_counts work_;
   std::vector<device_activity> activities_;
   std::vector<std::string> activity_names_;
   std::vector<std::string> activity_demangled_;
@@ -1257,6 +1435,38 @@ inline void warn(const std::string& message) noexcept {
 }  // namespace detail
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/detail/log.hpp ----
+// ---- begin scopeprof/detail/work_mark.hpp ----
+// scopeprof: what a declaration of work leaves behind. PROF_SCOPE_WORK and add_work() append one mark to the
+// calling thread's work log; the scope's 24-byte record stays as it is, so scopes that declare nothing pay
+// nothing. The drain later joins each mark to its scope's record (work_match.hpp).
+
+
+#include <cstdint>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// One declaration of work for the innermost scope open on the thread. That scope's record is the first
+/// record at log index >= records_at with nesting depth `depth`, and it must span `ticks`: a record that
+/// does not was another scope, and the declared one was never recorded (dropped).
+struct work_mark {
+  std::uint64_t records_at;  // the thread's published record count at the declaration
+  std::uint64_t ticks;       // host counter at the declaration (inside the scope)
+  double bytes;
+  double flops;
+  std::uint32_t depth;       // the scope's nesting level (0 = outermost), saturated as records are
+  std::uint32_t reserved;
+};
+static_assert(sizeof(work_mark) == 40, "work marks are meant to stay small");
+
+using work_chunk = log_chunk<work_mark>;
+constexpr std::uint32_t work_chunk_marks = 1024;
+/// Marks held in memory (not joined to their scopes yet), all threads; past it a declaration is lost.
+constexpr std::uint64_t max_work_marks = std::uint64_t{1} << 20;
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/work_mark.hpp ----
 
 #include <atomic>
 #include <cstdint>
@@ -1386,6 +1596,7 @@ struct thread_buffer {
   std::uint64_t full_epoch = ~0ull;  // allocation epoch in which a refill last failed
   chunked_log<device_record> device;  // CUDA event pairs of device-timed scopes
   chunked_log<step_mark> steps;       // next_step() calls on this thread
+  chunked_log<work_mark> work;        // declared work (PROF_SCOPE_WORK, add_work)
   std::unique_ptr<dynamic_name_cache> dynamic_names;  // PROF_SCOPE_DYN lookups; freed at thread exit
 
   // collect() and reset() only (under the registry's collect_mu): where the last reset() left the counters.
@@ -1430,6 +1641,13 @@ struct registry {
   std::atomic<std::uint64_t> next_step{0};         // sequence number of the next next_step() call
   std::atomic<std::uint64_t> steps_lost{0};        // next_step() calls not recorded (out of memory)
   std::uint64_t unattached_floor = 0;              // under mu: reset() point
+  // Declared work that never reached a scope's mark (work_mark.hpp); the drain counts the rest.
+  bounded_ring<work_chunk*, 64> free_work_chunks;  // 64 chunks of marks kept for reuse
+  std::atomic<std::uint64_t> work_marks_held{0};  // marks in chunks, all threads (chunks count whole)
+  std::atomic<std::uint64_t> work_no_scope{0};    // add_work() with no recording scope open
+  std::atomic<std::uint64_t> work_rejected{0};    // negative, NaN or infinite values
+  std::atomic<std::uint64_t> work_no_memory{0};   // no room for the mark
+  std::uint64_t work_no_scope_floor = 0, work_rejected_floor = 0, work_no_memory_floor = 0;  // collect_mu: reset()
   std::atomic<std::uint8_t> drain_thread{0};       // drain_thread_state (impl/drain.hpp)
 
   detail::clock_anchor clock_start{};
@@ -1474,6 +1692,10 @@ SCOPEPROF_ALWAYS_INLINE std::uint64_t append(thread_buffer& b, const record& rec
   if (SCOPEPROF_LIKELY(b.records.has_room())) return b.records.push(rec);
   return append_slow(b, rec);
 }
+
+/// Declare work for the innermost scope open on `b`'s thread (work_mark.hpp): one mark, or a count of why
+/// not (no scope open, bad values, no memory). Lock-free; allocates once per work_chunk_marks marks at most.
+SCOPEPROF_API void push_work(thread_buffer& b, double bytes, double flops) noexcept;
 
 /// Device records: a cap of their own (each holds two CUDA events until collect() resolves them).
 constexpr std::uint64_t max_device_records = std::uint64_t{1} << 20;
@@ -1899,6 +2121,13 @@ SCOPEPROF_API bool set_rank(std::int64_t rank, std::int64_t world_size) noexcept
 /// allocation but once per 256 steps; a call inside open scopes is recorded and the reports say so.
 SCOPEPROF_API void next_step() noexcept;
 
+/// @brief Declare work for the innermost scope open (and recording) on the calling thread: `bytes` moved and
+/// `flops` floating-point operations, added to what that scope declared already. For sizes known only
+/// inside the block; PROF_SCOPE_WORK declares them at entry. Reports derive achieved GB/s, TFLOP/s and
+/// FLOP/byte from it, labelled "declared". A call with no scope open, or with negative, NaN or infinite
+/// values, adds nothing and is counted in the report. Lock-free; no allocation in steady state (chunks of 1024 marks are reused).
+SCOPEPROF_API void add_work(double bytes, double flops = 0) noexcept;
+
 /// @brief A snapshot of all finished scopes of all threads (running threads keep running; nothing waits
 /// for them, and no scope waits for collect()). Never throws: on failure the report is empty and its
 /// warnings() say why.
@@ -1917,6 +2146,7 @@ SCOPEPROF_NAMESPACE_END
 //     PROF_FUNCTION();                   // named after the function
 //     { PROF_SCOPE("load"); load(); }    // a literal name, registered once for this line
 //     PROF_SCOPE_DYN(layer.name());      // a runtime name (std::string / std::string_view / const char*)
+//     PROF_SCOPE_WORK("axpy", 3 * n * 4.0, 2.0 * n);  // with the bytes and FLOPs it declares
 //   }
 
 // ---- begin scopeprof/backends/nvtx_hook.hpp ----
@@ -2083,9 +2313,16 @@ class scope {
   SCOPEPROF_ALWAYS_INLINE ~scope() {
     if (buffer_ != nullptr) leave();
   }
+
+  /// Declare this scope's work (PROF_SCOPE_WORK): nothing when the scope records nothing, so the work never
+  /// goes to the scope around it. Call it right after entry, on the scope's thread.
+  void declare_work(double bytes, double flops) noexcept {
+    if (buffer_ != nullptr) detail::push_work(*buffer_, bytes, flops);
+  }
 #else
   explicit scope(call_site&, stream_handle = nullptr) noexcept {}
   scope(call_site&, std::string_view, stream_handle = nullptr) noexcept {}
+  void declare_work(double, double) noexcept {}
 #endif
 
   scope(const scope&) = delete;
@@ -2163,6 +2400,8 @@ SCOPEPROF_NAMESPACE_END
 //   PROF_FUNCTION()           same, named after the enclosing function
 //   PROF_SCOPE_STREAM("name", stream)   device span timed on this CUDA stream
 //   PROF_SCOPE_HOST("name")   host time only: never records CUDA events
+//   PROF_SCOPE_WORK("name", bytes, flops)     same, declaring the work it does (achieved GB/s, TFLOP/s)
+//   PROF_SCOPE_DYN_WORK(name, bytes, flops)   same, with a runtime name
 //   PROF_STEP()               step marker: ends the current step, begins the next (scopeprof::next_step())
 
 
@@ -2198,6 +2437,14 @@ SCOPEPROF_NAMESPACE_END
     SCOPEPROF_CONCAT(scopeprof_site_, n), ::std::string_view(name_expr)                                       \
   }
 
+// A scope that declares its work at entry (scope::declare_work: nothing when the scope records nothing).
+#define SCOPEPROF_DETAIL_SCOPE_WORK(n, name_literal, bytes, flops)                                            \
+  SCOPEPROF_DETAIL_SCOPE(n, name_literal);                                                                    \
+  SCOPEPROF_CONCAT(scopeprof_scope_, n).declare_work(static_cast<double>(bytes), static_cast<double>(flops))
+#define SCOPEPROF_DETAIL_SCOPE_DYN_WORK(n, name_expr, bytes, flops)                                           \
+  SCOPEPROF_DETAIL_SCOPE_DYN(n, name_expr);                                                                   \
+  SCOPEPROF_CONCAT(scopeprof_scope_, n).declare_work(static_cast<double>(bytes), static_cast<double>(flops))
+
 #if SCOPEPROF_ENABLED
 #define SCOPEPROF_V1_SCOPE(name) SCOPEPROF_DETAIL_SCOPE(__COUNTER__, "" name "")
 #define SCOPEPROF_V1_SCOPE_DYN(name) SCOPEPROF_DETAIL_SCOPE_DYN(__COUNTER__, name)
@@ -2205,6 +2452,8 @@ SCOPEPROF_NAMESPACE_END
 #define SCOPEPROF_V1_SCOPE_STREAM(name, stream) SCOPEPROF_DETAIL_SCOPE_STREAM(__COUNTER__, "" name "", stream)
 #define SCOPEPROF_V1_SCOPE_HOST(name) SCOPEPROF_DETAIL_SCOPE_HOST(__COUNTER__, "" name "")
 #define SCOPEPROF_V1_STEP() ::scopeprof::next_step()
+#define SCOPEPROF_V1_SCOPE_WORK(name, bytes, flops) SCOPEPROF_DETAIL_SCOPE_WORK(__COUNTER__, "" name "", bytes, flops)
+#define SCOPEPROF_V1_SCOPE_DYN_WORK(name, bytes, flops) SCOPEPROF_DETAIL_SCOPE_DYN_WORK(__COUNTER__, name, bytes, flops)
 #else
 #define SCOPEPROF_V1_SCOPE(name) static_assert(sizeof("" name "") > 0, "PROF_SCOPE takes a string literal")
 #define SCOPEPROF_V1_SCOPE_DYN(name) static_assert(sizeof(::std::string_view(name)) > 0, "")
@@ -2212,6 +2461,10 @@ SCOPEPROF_NAMESPACE_END
 #define SCOPEPROF_V1_SCOPE_STREAM(name, stream) static_assert(sizeof("" name "") > 0 && sizeof(stream) > 0, "")
 #define SCOPEPROF_V1_SCOPE_HOST(name) static_assert(sizeof("" name "") > 0, "PROF_SCOPE_HOST takes a string literal")
 #define SCOPEPROF_V1_STEP() static_cast<void>(0)
+#define SCOPEPROF_V1_SCOPE_WORK(name, bytes, flops) \
+  static_assert(sizeof("" name "") > 0 && sizeof(bytes) > 0 && sizeof(flops) > 0, "PROF_SCOPE_WORK takes a string literal")
+#define SCOPEPROF_V1_SCOPE_DYN_WORK(name, bytes, flops) \
+  static_assert(sizeof(::std::string_view(name)) > 0 && sizeof(bytes) > 0 && sizeof(flops) > 0, "")
 #endif
 
 #ifndef SCOPEPROF_NO_SHORT_MACROS
@@ -2225,6 +2478,10 @@ SCOPEPROF_NAMESPACE_END
 #define PROF_SCOPE_STREAM(name, stream) SCOPEPROF_V1_SCOPE_STREAM(name, stream)
 /// @brief Like PROF_SCOPE, host time only (no CUDA events): `PROF_SCOPE_HOST("parse");`
 #define PROF_SCOPE_HOST(name) SCOPEPROF_V1_SCOPE_HOST(name)
+/// @brief Like PROF_SCOPE, declaring the block's work: `PROF_SCOPE_WORK("tail", 3.0 * bytes, flops);`
+#define PROF_SCOPE_WORK(name, bytes, flops) SCOPEPROF_V1_SCOPE_WORK(name, bytes, flops)
+/// @brief Like PROF_SCOPE_DYN, declaring the block's work: `PROF_SCOPE_DYN_WORK(op, bytes, flops);`
+#define PROF_SCOPE_DYN_WORK(name, bytes, flops) SCOPEPROF_V1_SCOPE_DYN_WORK(name, bytes, flops)
 /// @brief Step marker (scopeprof::next_step()): `for (...) { PROF_STEP(); train_one(); }`
 #define PROF_STEP() SCOPEPROF_V1_STEP()
 #endif
@@ -2245,9 +2502,9 @@ SCOPEPROF_NAMESPACE_END
 // call-site registration. Compiled once (SCOPEPROF_IMPLEMENTATION) or inline (header-only).
 
 // ---- begin scopeprof/detail/chunk_pool.hpp ----
-// scopeprof: the registry's pool of free record chunks: full-size chunks come back here when reset()
-// discards their records, and refills take them before allocating. Lock-free (a bounded ring), so a scope
-// refilling its chunk never waits.
+// scopeprof: the registry's pools of free chunks: full-size record chunks come back here when the drain or
+// reset() discards their records, work-log chunks when the drain has taken their marks, and refills take
+// them before allocating. Lock-free (bounded rings), so a scope refilling its chunk never waits.
 
 
 #include <atomic>
@@ -2268,6 +2525,26 @@ inline void return_chunk(registry& r, record_chunk* c) noexcept {
   r.allocated_records.fetch_sub(c->capacity, std::memory_order_relaxed);
   if (c->capacity == max_chunk_records && r.free_chunks.put(c)) return;
   record_chunk::destroy(c);
+}
+
+/// A chunk for the work log: from the pool, else new, within max_work_marks; nullptr when neither.
+inline work_chunk* take_work_chunk(registry& r) noexcept {
+  work_chunk* c = nullptr;
+  if (r.free_work_chunks.take(c)) return c;
+  if (r.work_marks_held.fetch_add(work_chunk_marks, std::memory_order_relaxed) + work_chunk_marks > max_work_marks) {
+    r.work_marks_held.fetch_sub(work_chunk_marks, std::memory_order_relaxed);
+    return nullptr;
+  }
+  c = work_chunk::make(work_chunk_marks);
+  if (c == nullptr) r.work_marks_held.fetch_sub(work_chunk_marks, std::memory_order_relaxed);
+  return c;
+}
+
+/// A work chunk whose marks were all taken: back to the pool, else freed.
+inline void return_work_chunk(registry& r, work_chunk* c) noexcept {
+  if (r.free_work_chunks.put(c)) return;
+  r.work_marks_held.fetch_sub(c->capacity, std::memory_order_relaxed);
+  work_chunk::destroy(c);
 }
 
 }  // namespace detail
@@ -2483,16 +2760,10 @@ SCOPEPROF_NOINLINE SCOPEPROF_API site_info* register_dynamic_site(call_site& cs,
 SCOPEPROF_NAMESPACE_END
 SCOPEPROF_DETAIL_COLD_END
 // ---- end scopeprof/impl/recorder.hpp ----
-// ---- begin scopeprof/impl/drain.hpp ----
-// scopeprof: the background drain thread (detail/drain.hpp does the work of a pass).
-//
-// - Lazy: started by the first chunk refill of any thread (a program with a few scopes never has one),
-//   unless SCOPEPROF_DRAIN=0, which leaves draining to collect() and reset().
-// - Never keeps the process alive: it is detached and touches only objects that are never destroyed; at
-//   exit it is told to stop, does not start another pass, and the pass under way is let finish.
-// - fork(): a pass never straddles one (the prepare handler takes collect_mu); the child has no drain
-//   thread and starts its own on its next chunk refill.
-// - Never on a scope's path: scopes do not wait for it, and it takes only collect_mu (which no scope takes).
+// ---- begin scopeprof/impl/work.hpp ----
+// scopeprof: declaring work (PROF_SCOPE_WORK, add_work): one mark appended to the calling thread's work log,
+// joined to its scope later by the drain (detail/work_match.hpp); and what a report says became of it. Compiled once (SCOPEPROF_IMPLEMENTATION)
+// or inline (header-only).
 
 // ---- begin scopeprof/detail/drain.hpp ----
 // scopeprof: the drain: every finished scope is folded into per-call-path statistics (call_path_fold.hpp),
@@ -2881,13 +3152,15 @@ SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
 /// The statistics of one call path: host quantities in the recorder's ticks, device spans in ns (scopes
-/// with a resolved span only).
+/// with a resolved span only), and the work its scopes declared (host_ns in ticks there too).
 struct path_stats {
   distribution host_total;
   distribution host_self;
   distribution device_total;
   distribution device_self;
+  declared_work work;
   void merge(const path_stats& o) noexcept {
+    work.merge(o.work);
     host_total.merge(o.host_total);
     host_self.merge(o.host_self);
     if (o.device_total.stats.count != 0) {
@@ -2900,6 +3173,7 @@ struct path_stats {
     host_self.clear();
     device_total.clear();
     device_self.clear();
+    work = declared_work{};
   }
 };
 
@@ -3006,6 +3280,10 @@ struct fold_input {
   std::uintptr_t stream = 0;
   std::int64_t device_begin_ns = 0;
   std::int64_t device_end_ns = 0;
+  bool has_work = false;  // it declared work (work_match.hpp)
+  bool unmeasured = false;  // its device time exists but could not be measured (captured, CUDA error)
+  double work_bytes = 0;
+  double work_flops = 0;
 };
 
 /// Device time covered by the nearest timed descendants of an open scope, per (device, stream). Usually one
@@ -3071,6 +3349,10 @@ class thread_fold {
       s.device_total.add(span);
       s.device_self.add((std::max)(std::int64_t{0}, span - covered));
     }
+    if (r.has_work)
+      s.work.add(r.work_bytes, r.work_flops,
+                 r.timed ? work_timing::device : r.unmeasured ? work_timing::unmeasured : work_timing::host, total,
+                 r.device_end_ns - r.device_begin_ns, r.device);
     hand_up_device(r, adopted, d);
     if (!children.tree.empty()) {
       if (adopted) {
@@ -3213,6 +3495,9 @@ struct raw_instance {
   std::uint64_t stream = 0;
   std::int64_t device_begin_ns = 0;
   std::int64_t device_end_ns = 0;
+  bool has_work = false;  // declared work (PROF_SCOPE_WORK, add_work), summed over its declarations
+  double work_bytes = 0;
+  double work_flops = 0;
 };
 
 /// A CUPTI record as collect() attributes it: thread = position in raw_snapshot::threads, record =
@@ -3302,6 +3587,7 @@ struct raw_snapshot {
   folded_paths folded;
   timeline_counts timeline;
   std::uint64_t device_unresolved = 0;  // device-timed scopes folded while their work still ran (no span)
+  work_counts work;                     // what became of the declared work
 };
 
 /// Build a report from a raw snapshot (collect() does this; tests may too, with <scopeprof.hpp> and this
@@ -3358,6 +3644,8 @@ struct thread_view {
   std::vector<device_chunk*> device_chunks;
   std::uint64_t step_floor = 0, step_count = 0;
   std::vector<step_chunk*> step_chunks;
+  std::uint64_t work_floor = 0, work_count = 0;  // declared work (work_mark.hpp)
+  std::vector<work_chunk*> work_chunks;
 };
 
 struct registry_view {
@@ -3395,6 +3683,9 @@ inline registry_view view_registry(registry& r) {
     t.step_count = b.steps.published.load(std::memory_order_acquire);
     t.counters = read_counters(b);
     t.device_count = b.device.published.load(std::memory_order_acquire);
+    // Work marks after the records: a mark is published before its scope's record, so every record seen
+    // has its marks seen too.
+    t.work_count = b.work.published.load(std::memory_order_acquire);
     {
       std::lock_guard<std::mutex> lock(b.mu);
       t.name = b.name;
@@ -3407,6 +3698,8 @@ inline registry_view view_registry(registry& r) {
     t.device_chunks = b.device.chunk_list();
     t.step_floor = b.steps.floor;
     t.step_chunks = b.steps.chunk_list();
+    t.work_floor = b.work.floor;
+    t.work_chunks = b.work.chunk_list();
   }
   return v;
 }
@@ -3758,6 +4051,123 @@ SCOPEPROF_NAMESPACE_END
 //   last:N     the newest N scopes of the process (a flight recorder)
 //   steps:A-B  the scopes that overlap steps A to B (PROF_STEP(); step N runs from mark N to mark N + 1)
 
+// ---- begin scopeprof/detail/work_match.hpp ----
+// scopeprof: the drain's side of declared work: each work mark (work_mark.hpp) is joined to the record of the
+// scope it was declared in, as the drain folds that thread's records in order.
+//
+// Why the join is exact. A mark names the scope open at nesting depth d when it was declared, and the
+// thread's published record count then. Everything that ends while that scope is open is deeper, so the
+// first record at depth <= d published after the mark is either that scope's own, or proof that its record
+// never came (it was dropped at a full buffer, or ended on another thread): the mark then counts as lost,
+// never as another scope's work. A record at depth d is the declared scope only if it spans the mark's
+// time; a later sibling began after it. Two marks pending at the same depth belong to the same scope
+// (nothing at that depth ended between them), so a loop of add_work() calls in one scope holds one entry.
+
+
+#include <cstdint>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// The work joined to one record: nothing (has == false) for the scopes that declared none.
+struct joined_work {
+  bool has = false;
+  double bytes = 0;
+  double flops = 0;
+};
+
+/// One thread's marks on their way to their records (drain-owned, per thread).
+class work_match {
+ public:
+  /// Take into the pending list the marks [cursor(), count) of `chunks` declared before record `index` was
+  /// published (records_at <= index). May throw (out of memory); the marks stay in the log then.
+  template <class Chunks>
+  void feed(const Chunks& chunks, std::uint64_t count, std::uint64_t index) {
+    for (auto* c : chunks) {
+      if (cursor_ >= count) return;
+      if (c->end() <= cursor_) continue;
+      const std::uint64_t hi = count < c->end() ? count : c->end();
+      for (; cursor_ < hi; ++cursor_) {
+        const work_mark& m = c->items()[cursor_ - c->first];
+        if (m.records_at > index) return;
+        add_pending(m);
+      }
+    }
+  }
+
+  /// The work of the record just fed for (nesting `depth`, host ticks [begin, end]); the marks it settles
+  /// count into declared_ or lost_.
+  joined_work take(std::uint32_t depth, std::uint64_t begin, std::uint64_t end) noexcept {
+    joined_work out;
+    while (!pending_.empty() && pending_.back().depth >= depth) {
+      const pending& p = pending_.back();
+      if (p.depth == depth && begin <= p.first_ticks && p.last_ticks <= end) {
+        out.has = true;
+        out.bytes += p.bytes;
+        out.flops += p.flops;
+        declared_ += p.marks;
+      } else {
+        lost_ += p.marks;
+      }
+      pending_.pop_back();
+    }
+    return out;
+  }
+
+  bool has_pending() const noexcept { return !pending_.empty(); }
+  /// The log index of the next mark not taken in yet (the drain frees the chunks below it).
+  std::uint64_t cursor() const noexcept { return cursor_; }
+  void set_cursor(std::uint64_t c) noexcept {
+    if (c > cursor_) cursor_ = c;
+  }
+  /// Marks joined to a record, marks whose scope was never recorded, and marks waiting for their scope.
+  std::uint64_t declared() const noexcept { return declared_; }
+  std::uint64_t lost() const noexcept { return lost_; }
+  std::uint64_t pending_marks() const noexcept {
+    std::uint64_t n = 0;
+    for (const pending& p : pending_) n += p.marks;
+    return n;
+  }
+  /// reset(): the counts start again; marks of scopes still open stay pending (their scopes end later).
+  void clear_counts() noexcept { declared_ = lost_ = 0; }
+
+ private:
+  struct pending {
+    std::uint32_t depth;
+    std::uint64_t marks;
+    std::uint64_t first_ticks, last_ticks;
+    double bytes, flops;
+  };
+
+  void add_pending(const work_mark& m) {
+    // Pending entries are kept deepest last: a mark shallower than the newest entry settles nothing yet
+    // (its scope encloses that entry's), so it goes below the deeper ones.
+    for (auto it = pending_.rbegin(); it != pending_.rend(); ++it) {
+      if (it->depth == m.depth) {
+        ++it->marks;
+        it->bytes += m.bytes;
+        it->flops += m.flops;
+        it->first_ticks = m.ticks < it->first_ticks ? m.ticks : it->first_ticks;
+        it->last_ticks = m.ticks > it->last_ticks ? m.ticks : it->last_ticks;
+        return;
+      }
+      if (it->depth < m.depth) {
+        pending_.insert(it.base(), {m.depth, 1, m.ticks, m.ticks, m.bytes, m.flops});
+        return;
+      }
+    }
+    pending_.insert(pending_.begin(), {m.depth, 1, m.ticks, m.ticks, m.bytes, m.flops});
+  }
+
+  std::vector<pending> pending_;  // by depth, ascending
+  std::uint64_t cursor_ = 0;
+  std::uint64_t declared_ = 0, lost_ = 0;
+};
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/work_match.hpp ----
 
 #include <algorithm>
 #include <cstdint>
@@ -3821,13 +4231,13 @@ inline bool parse_trace_policy(const std::string& value, trace_policy& out, std:
 
 /// One thread's kept records, in blocks that grow from 64 to 4096 records (a thread with a few scopes holds
 /// little; growing never copies what is there), with the log index of each as runs of consecutive indices,
-/// and the device outcome of those that have one (by position).
+/// and the device outcome and declared work of those that have one (by position).
 class record_store {
  public:
   static constexpr std::uint64_t first_block = 64, max_block = 4096;
 
   /// May throw (out of memory); nothing is added then.
-  void push(std::uint64_t index, const record& rec, const device_outcome& device = {}) {
+  void push(std::uint64_t index, const record& rec, const device_outcome& device = {}, const joined_work& work = {}) {
     if (size_ == room_) {
       const std::uint64_t n = blocks_.empty() ? first_block : (std::min)(blocks_.back().size * 4, max_block);
       blocks_.push_back({std::unique_ptr<record[]>(new record[n]), n});
@@ -3835,28 +4245,30 @@ class record_store {
     }
     const bool new_run = runs_.empty() || runs_.back().first_index + (size_ - runs_.back().position) != index;
     if (new_run) runs_.push_back({index, size_});
-    if (device.status != device_status::not_timed) {
-      try {
-        device_.push_back({size_, device});
-      } catch (...) {
-        if (new_run) runs_.pop_back();
-        throw;
-      }
+    const bool timed = device.status != device_status::not_timed;
+    try {
+      if (timed) device_.push_back({size_, device});
+      if (work.has) work_.push_back({size_, work});
+    } catch (...) {
+      if (timed && !device_.empty() && device_.back().first == size_) device_.pop_back();
+      if (new_run) runs_.pop_back();
+      throw;
     }
     block& b = blocks_.back();
     b.items[b.size - (room_ - size_)] = rec;
     ++size_;
   }
   std::uint64_t size() const noexcept { return size_; }
-  /// f(record, device outcome or nullptr) for each record kept, in order.
+  /// f(record, device outcome or nullptr, declared work or nullptr) for each record kept, in order.
   template <class F>
   void for_each(F&& f) const {
     std::uint64_t left = size_, position = 0;
-    std::size_t d = 0;
+    std::size_t d = 0, w = 0;
     for (const block& b : blocks_)
       for (std::uint64_t i = 0; i < b.size && left > 0; ++i, --left, ++position) {
         const bool timed = d < device_.size() && device_[d].first == position;
-        f(b.items[i], timed ? &device_[d++].second : nullptr);
+        const bool worked = w < work_.size() && work_[w].first == position;
+        f(b.items[i], timed ? &device_[d++].second : nullptr, worked ? &work_[w++].second : nullptr);
       }
   }
   const std::vector<record_run>& runs() const noexcept { return runs_; }
@@ -3865,6 +4277,7 @@ class record_store {
     std::vector<block>().swap(blocks_);
     std::vector<record_run>().swap(runs_);
     std::vector<std::pair<std::uint64_t, device_outcome>>().swap(device_);
+    std::vector<std::pair<std::uint64_t, joined_work>>().swap(work_);
     size_ = room_ = 0;
   }
 
@@ -3876,6 +4289,7 @@ class record_store {
   std::vector<block> blocks_;
   std::vector<record_run> runs_;
   std::vector<std::pair<std::uint64_t, device_outcome>> device_;  // position, outcome
+  std::vector<std::pair<std::uint64_t, joined_work>> work_;       // position, declared work
   std::uint64_t size_ = 0, room_ = 0;
 };
 
@@ -3887,6 +4301,7 @@ class record_ring {
     std::uint64_t index;
     const thread_buffer* thread;
     device_outcome device;
+    joined_work work;
   };
   /// Room for n records (allocated as they come). Forgets what it held.
   void reset(std::uint64_t n) noexcept {
@@ -3949,6 +4364,7 @@ struct thread_drain {
   std::uint64_t interval_cursor = 0;  // ... for SCOPEPROF_REPORT_EVERY=<N>steps
   std::uint64_t device_cursor = 0;    // device log index of the next device record to fold
   capture_wait capture;               // the captured graph a background pass waits for (device_fold.hpp)
+  work_match work;                    // declared work on its way to its scopes (work_match.hpp)
   record_store kept;              // the timeline's records of this thread (all, steps:A-B)
 };
 
@@ -3971,6 +4387,8 @@ struct drain_state {
   std::uint64_t pass_ns_total = 0;   // steady-clock time spent in passes
   std::uint64_t pass_ns_max = 0;
   std::uint64_t device_unresolved = 0;  // device-timed scopes folded while their work still ran (no span)
+  std::uint64_t work_declared = 0;      // work marks joined to a folded scope (since reset())
+  std::uint64_t work_lost = 0;          // work marks whose scope was never recorded
   std::vector<device_record*> device_batch, device_scratch, device_retire;  // scratch of a pass
 };
 
@@ -4064,7 +4482,8 @@ inline void plan_interval(const registry& r, drain_state& d, const registry_view
 
 /// Give one folded record to the timeline. May throw (out of memory).
 inline void keep_in_timeline(drain_state& d, const registry& r, thread_drain& td, const thread_buffer* owner,
-                             std::uint64_t index, const record& rec, const device_outcome& device) {
+                             std::uint64_t index, const record& rec, const device_outcome& device,
+                             const joined_work& work) {
   bool keep = false;
   switch (d.policy.mode) {
     case trace_mode::all: keep = d.kept < r.max_records.load(std::memory_order_relaxed); break;
@@ -4074,7 +4493,7 @@ inline void keep_in_timeline(drain_state& d, const registry& r, thread_drain& td
              d.kept < r.max_records.load(std::memory_order_relaxed);
       break;
     case trace_mode::last:
-      if (d.ring.put({rec, index, owner, device})) ++d.left_out;
+      if (d.ring.put({rec, index, owner, device, work})) ++d.left_out;
       else ++d.kept;
       return;
   }
@@ -4082,7 +4501,7 @@ inline void keep_in_timeline(drain_state& d, const registry& r, thread_drain& td
     ++d.left_out;
     return;
   }
-  td.kept.push(index, rec, device);
+  td.kept.push(index, rec, device, work);
   ++d.kept;
 }
 
@@ -4108,14 +4527,24 @@ inline bool drain_thread(registry& r, drain_state& d, const thread_view& t, pass
   std::uint64_t to = t.counters.recorded;
   if (scope == pass_scope::background)
     to = (std::max)(from, device.gate(to, t.exited || hooks == nullptr, td.capture, steady_now_ns()));
-  const auto input = [&](const record& rec, const device_outcome& out) {
+  td.work.set_cursor(t.work_floor);
+  const bool any_work = td.work.cursor() < t.work_count || td.work.has_pending();
+  const auto input = [&](std::uint64_t i, const record& rec, const device_outcome& out) {
     fold_input in{rec.site, rec.depth, static_cast<std::int64_t>(rec.begin_ticks), static_cast<std::int64_t>(rec.end_ticks)};
     add_span(in, out);
+    if (any_work) {
+      td.work.feed(t.work_chunks, t.work_count, i);
+      const joined_work w = td.work.take(rec.depth, rec.begin_ticks, rec.end_ticks);
+      in.has_work = w.has;
+      in.unmeasured = out.status == device_status::captured || out.status == device_status::invalid;
+      in.work_bytes = w.bytes;
+      in.work_flops = w.flops;
+    }
     return in;
   };
   if (from < to && kind == pass_kind::forget) {
     try {
-      b.records.for_each(from, to, [&](std::uint64_t i, const record& rec) { td.fold.skip(input(rec, device.take(i))); });
+      b.records.for_each(from, to, [&](std::uint64_t i, const record& rec) { td.fold.skip(input(i, rec, device.take(i))); });
     } catch (...) {
       // out of memory for a deeper level: open scopes' self times may count those children as their own
     }
@@ -4123,13 +4552,20 @@ inline bool drain_thread(registry& r, drain_state& d, const thread_view& t, pass
     b.records.for_each(from, to, [&](std::uint64_t i, const record& rec) {
       try {
         const device_outcome out = device.take(i);
-        td.fold.add(input(rec, out), d.intervals.active() ? d.intervals.target(rec.end_ticks) : d.tree);
-        keep_in_timeline(d, r, td, t.buffer, i, rec, out);
+        const fold_input in = input(i, rec, out);
+        td.fold.add(in, d.intervals.active() ? d.intervals.target(rec.end_ticks) : d.tree);
+        keep_in_timeline(d, r, td, t.buffer, i, rec, out, {in.has_work, in.work_bytes, in.work_flops});
       } catch (...) {
         ++d.fold_failed;  // counted in the report's warnings
       }
     });
   }
+  if (kind == pass_kind::fold) {
+    d.work_declared += td.work.declared();
+    d.work_lost += td.work.lost();
+  }
+  td.work.clear_counts();
+  b.work.discard_below(td.work.cursor(), t.exited, [&](work_chunk* ch) { return_work_chunk(r, ch); });
   if (to > from) d.folded_total += to - from;
   td.folded = (std::max)(from, to);
   td.device_cursor = device.finish(td.folded);
@@ -4206,7 +4642,8 @@ inline void snapshot_fold(const drain_state& d, const registry_view& view, doubl
   }
 }
 
-inline raw_instance instance_of(const record& rec, const tick_converter& conv, const device_outcome* device) {
+inline raw_instance instance_of(const record& rec, const tick_converter& conv, const device_outcome* device,
+                                const joined_work* work) {
   raw_instance x;
   x.site = rec.site;
   x.depth = rec.depth;
@@ -4218,6 +4655,11 @@ inline raw_instance instance_of(const record& rec, const tick_converter& conv, c
     x.stream = device->stream;
     x.device_begin_ns = device->begin_ns;
     x.device_end_ns = device->end_ns;
+  }
+  if (work != nullptr && work->has) {
+    x.has_work = true;
+    x.work_bytes = work->bytes;
+    x.work_flops = work->flops;
   }
   return x;
 }
@@ -4234,7 +4676,7 @@ inline void read_timeline(const drain_state& d, const registry_view& view, const
       raw_thread& th = raw.threads[it->second];
       if (th.runs.empty() || th.runs.back().first_index + (th.records.size() - th.runs.back().position) != e.index)
         th.runs.push_back({e.index, th.records.size()});
-      th.records.push_back(instance_of(e.rec, conv, &e.device));
+      th.records.push_back(instance_of(e.rec, conv, &e.device, &e.work));
     });
   } else {
     for (std::size_t t = 0; t < view.threads.size(); ++t) {
@@ -4243,8 +4685,8 @@ inline void read_timeline(const drain_state& d, const registry_view& view, const
       const record_store& kept = it->second.kept;
       raw_thread& th = raw.threads[t];
       th.records.reserve(static_cast<std::size_t>(kept.size()));
-      kept.for_each([&](const record& rec, const device_outcome* device) {
-        th.records.push_back(instance_of(rec, conv, device));
+      kept.for_each([&](const record& rec, const device_outcome* device, const joined_work* work) {
+        th.records.push_back(instance_of(rec, conv, device, work));
       });
       th.runs = kept.runs();
     }
@@ -4267,11 +4709,96 @@ inline void forget_drained(drain_state& d, const std::vector<thread_buffer*>& go
   for (const thread_buffer* b : gone) d.threads.erase(b);
   d.ring.reset(d.policy.last_n);
   d.kept = d.left_out = d.fold_failed = d.device_unresolved = 0;
+  d.work_declared = d.work_lost = 0;
 }
 
 }  // namespace detail
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/detail/drain.hpp ----
+
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+SCOPEPROF_DETAIL_COLD_BEGIN
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// What became of the declared work since reset() (work_match.hpp), with a warning for what was not added.
+inline void work_snapshot(const registry& r, const drain_state& d, const registry_view& view, raw_snapshot& raw) {
+  work_counts& w = raw.work;
+  w.declared = d.work_declared;
+  w.lost = d.work_lost + r.work_no_memory.load(std::memory_order_relaxed) - r.work_no_memory_floor;
+  w.no_scope = r.work_no_scope.load(std::memory_order_relaxed) - r.work_no_scope_floor;
+  w.rejected = r.work_rejected.load(std::memory_order_relaxed) - r.work_rejected_floor;
+  for (const thread_view& t : view.threads) {
+    const auto it = d.threads.find(t.buffer);
+    const std::uint64_t cursor = it == d.threads.end() ? t.work_floor : (std::max)(it->second.work.cursor(), t.work_floor);
+    w.pending += t.work_count - (std::min)(cursor, t.work_count);
+    if (it != d.threads.end()) w.pending += it->second.work.pending_marks();
+  }
+  if (w.no_scope || w.lost || w.rejected)
+    raw.warnings += "  warning: declared work not added: " + std::to_string(w.no_scope) +
+                    " add_work() calls with no scope open, " + std::to_string(w.lost) +
+                    " whose scope was not recorded, " + std::to_string(w.rejected) +
+                    " with negative, NaN or infinite values\n";
+}
+
+SCOPEPROF_API void push_work(thread_buffer& b, double bytes, double flops) noexcept {
+  registry& r = the_registry();
+  if (!(std::isfinite(bytes) && std::isfinite(flops) && bytes >= 0 && flops >= 0)) {
+    r.work_rejected.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  const std::uint32_t depth = b.depth.load(std::memory_order_relaxed);
+  if (depth == 0) {
+    r.work_no_scope.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  if (!b.work.has_room()) {
+    work_chunk* c = take_work_chunk(r);
+    if (c == nullptr) {
+      r.work_no_memory.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    b.work.adopt(c);
+  }
+  const std::uint32_t level = depth - 1 < 0xFFFFu ? depth - 1 : 0xFFFFu;  // as the record's depth saturates
+  b.work.push({b.records.published.load(std::memory_order_relaxed), read_ticks(), bytes, flops, level, 0});
+}
+
+}  // namespace detail
+
+SCOPEPROF_API void add_work(double bytes, double flops) noexcept {
+#if SCOPEPROF_ENABLED
+  if (detail::g_state.load(std::memory_order_acquire) != detail::state_on) return;
+  detail::thread_buffer* b = detail::t_buffer;
+  if (b == nullptr) {
+    detail::the_registry().work_no_scope.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  detail::push_work(*b, bytes, flops);
+#else
+  static_cast<void>(bytes);
+  static_cast<void>(flops);
+#endif
+}
+
+SCOPEPROF_NAMESPACE_END
+SCOPEPROF_DETAIL_COLD_END
+// ---- end scopeprof/impl/work.hpp ----
+// ---- begin scopeprof/impl/drain.hpp ----
+// scopeprof: the background drain thread (detail/drain.hpp does the work of a pass).
+//
+// - Lazy: started by the first chunk refill of any thread (a program with a few scopes never has one),
+//   unless SCOPEPROF_DRAIN=0, which leaves draining to collect() and reset().
+// - Never keeps the process alive: it is detached and touches only objects that are never destroyed; at
+//   exit it is told to stop, does not start another pass, and the pass under way is let finish.
+// - fork(): a pass never straddles one (the prepare handler takes collect_mu); the child has no drain
+//   thread and starts its own on its next chunk refill.
+// - Never on a scope's path: scopes do not wait for it, and it takes only collect_mu (which no scope takes).
+
 // ---- begin scopeprof/impl/dump_signal.hpp ----
 // scopeprof: SCOPEPROF_DUMP_SIGNAL: a signal sent to the program writes the report so far, timeline
 // included (dump_trace()), from outside, e.g. `kill -USR1 <pid>` on a job that seems stuck.
@@ -7390,6 +7917,22 @@ struct record_share {
   }
 };
 
+/// One instance's declared work into a row's (or a path's) sums.
+inline void add_instance_work(declared_work& w, const scope_instance& s) noexcept {
+  if (!s.has_work) return;
+  const work_timing timing = s.device == device_status::ok          ? work_timing::device
+                             : s.device == device_status::not_timed ? work_timing::host
+                                                                    : work_timing::unmeasured;
+  w.add(s.work_bytes, s.work_flops, timing, s.host_total_ns(), s.device_span_ns(), s.device_id);
+}
+
+/// A fold node's declared work, its host time from ticks to ns.
+inline declared_work work_in_ns(const declared_work& w, double ns_per_tick) noexcept {
+  declared_work out = w;
+  if (ns_per_tick != 1.0) out.host_ns = static_cast<std::int64_t>(static_cast<double>(w.host_ns) * ns_per_tick + 0.5);
+  return out;
+}
+
 /// The four distributions behind a row's (or a path's) statistics. `host_scale`: ns per unit of host and
 /// host_self (1, or ns per tick when they come from the fold).
 struct row_distributions {
@@ -7421,6 +7964,7 @@ inline void add_to_flat_row(flat_row& row, const scope_instance& s, bool outermo
     ++row.calls;
     row.host_self_ns += s.host_self_ns;
     if (outermost) row.host_total_ns += s.host_total_ns();
+    add_instance_work(row.work, s);  // with a fold, the work comes from it
   }
   if (outermost) {
     row.kernels += s.kernels;
@@ -7478,6 +8022,7 @@ inline std::int64_t add_fold_to_flat_rows(const folded_paths& fold, const std::v
     dist[g].host.merge(n.stats.host_total);
     dist[g].host_self.merge(n.stats.host_self);
     dist[g].host_scale = k;
+    row.work.merge(work_in_ns(n.stats.work, k));
     if (fold.device && n.stats.device_total.stats.count != 0) {
       row.device_calls += n.stats.device_total.stats.count;
       row.device_self_ns += n.stats.device_self.stats.sum;
@@ -7611,6 +8156,9 @@ inline scope_instance instance_of_record(const raw_instance& x, std::uint32_t th
   s.stream = x.stream;
   s.device_begin_ns = x.device_begin_ns;
   s.device_end_ns = x.device_end_ns;
+  s.has_work = x.has_work;
+  s.work_bytes = x.work_bytes;
+  s.work_flops = x.work_flops;
   return s;
 }
 
@@ -7874,6 +8422,7 @@ inline void add_to_tree_row(tree_row& row, const scope_instance& s, record_share
     ++row.calls;
     row.host_total_ns += s.host_total_ns();
     row.host_self_ns += s.host_self_ns;
+    add_instance_work(row.work, s);  // with a fold, the work comes from it
   }
   row.kernels += s.kernels;
   row.copies += s.copies;
@@ -7938,6 +8487,7 @@ inline void add_fold_to_paths(const folded_paths& fold, path_index& index, path_
     p.nodes[n].dist.host.merge(f.stats.host_total);
     p.nodes[n].dist.host_self.merge(f.stats.host_self);
     p.nodes[n].dist.host_scale = k;
+    row.work.merge(work_in_ns(f.stats.work, k));
     if (fold.device && f.stats.device_total.stats.count != 0) {
       row.device_calls += f.stats.device_total.stats.count;
       row.device_total_ns += f.stats.device_total.stats.sum;
@@ -8021,6 +8571,7 @@ class report_builder {
     r.sources_ = std::move(raw.sources);
     r.warnings_ = std::move(raw.warnings);
     r.origin_ns_ = raw.origin_ns;
+    r.work_ = raw.work;
     // instance_of[t][i]: the instance of record i of thread t (CUPTI records name their scope so).
     std::vector<std::vector<std::int64_t>> instance_of(raw.threads.size());
     std::size_t total = 0;
@@ -8810,6 +9361,7 @@ SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/detail/trace_steps.hpp ----
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <map>
@@ -9188,6 +9740,32 @@ inline void append_trace_activity(output_sink& sink, const trace_tables& t, cons
   sink.commit(p);
 }
 
+/// A double that reads back exactly (%.17g, decimal point whatever the locale), or null when not finite.
+/// Writes at most 24 characters.
+inline char* trace_put_double(char* p, double v) noexcept {
+  if (!std::isfinite(v)) return trace_put(p, "null");
+  const int n = std::snprintf(p, 25, "%.17g", v);
+  for (int i = 0; i < n; ++i)
+    if (p[i] == ',') p[i] = '.';
+  return p + (n > 0 ? n : 0);
+}
+
+/// The declared-work cells of a scopeprofScopes row: bytes, FLOPs, and the GB/s and TFLOP/s they give over
+/// the instance's device span (null where the instance declared none, or has no span).
+inline char* trace_put_work_cells(char* p, const scope_instance& s) noexcept {
+  if (!s.has_work) return trace_put(p, ",null,null,null,null");
+  p = trace_put(p, ",");
+  p = trace_put_double(p, s.work_bytes);
+  p = trace_put(p, ",");
+  p = trace_put_double(p, s.work_flops);
+  const bool span = s.device == device_status::ok && s.device_span_ns() > 0;
+  const double ns = span ? static_cast<double>(s.device_span_ns()) : 0.0;
+  p = trace_put(p, ",");
+  p = trace_put_double(p, span && s.work_bytes > 0 ? s.work_bytes / ns : std::nan(""));  // bytes/ns = GB/s
+  p = trace_put(p, ",");
+  return trace_put_double(p, span && s.work_flops > 0 ? s.work_flops / ns / 1e3 : std::nan(""));
+}
+
 /// One row of the scopeprofScopes table (the figures of the k-th user_annotation slice).
 inline void append_trace_scope_row(output_sink& sink, const trace_tables& t, const scope_instance& s, bool first) {
   char* p = sink.reserve(trace_event_room);
@@ -9213,7 +9791,9 @@ inline void append_trace_scope_row(output_sink& sink, const trace_tables& t, con
                    : s.device == device_status::captured ? ",\"n/a (captured)\""
                    : s.device == device_status::invalid  ? ",\"n/a (CUDA error)\""
                                                          : ",\"n/a\"");
-  p = trace_put(p, s.orphan ? ",true]" : ",false]");
+  p = trace_put(p, s.orphan ? ",true" : ",false");
+  p = trace_put_work_cells(p, s);
+  p = trace_put(p, "]");
   sink.commit(p);
 }
 
@@ -9239,7 +9819,8 @@ inline void serialize_chrome_trace(const report& rep, output_sink& sink) {
   append_trace_steps(sink, rep, t.pid, t.origin_ns);  // after the scopes: see detail/trace_steps.hpp
   sink.append(
       "\n],\"scopeprofScopes\":{\"fields\":[\"host_self_us\",\"device_span_us\",\"device_self_us\",\"device_busy_us\","
-      "\"kernels\",\"device\",\"orphan\"],\"rows\":[");
+      "\"kernels\",\"device\",\"orphan\",\"declared_bytes\",\"declared_flops\",\"achieved_gb_per_s\","
+      "\"achieved_tflop_per_s\"],\"rows\":[");
   for (std::size_t i = 0; i < rep.instances().size(); ++i) {
     sink.row_done();
     append_trace_scope_row(sink, t, rep.instances()[i], i == 0);
@@ -9258,7 +9839,9 @@ SCOPEPROF_NAMESPACE_END
 //   view=tree  one row per call path; "row" numbers the tree rows, "parent" points at the parent row
 // Device cells are empty where there is no valid device time; device_status says why. The *_med_us,
 // *_p90_us and *_p99_us cells are within 1/129 relative (log-bucket histogram); every other cell is exact
-// (meta row "quantiles" says so in the file).
+// (meta row "quantiles" says so in the file). The last seven columns are the declared work (PROF_SCOPE_WORK,
+// add_work) of flat and tree rows and the rates derived from it (work_rate.hpp); empty where none was
+// declared, and a rate is empty where it does not exist (work_basis says over what time, or n/a).
 
 // ---- begin scopeprof/detail/process_text.hpp ----
 // scopeprof: the report's process (rank, host, pid, devices, wall clock) as the outputs write it: one line
@@ -9306,6 +9889,7 @@ inline void append_json_process(std::string& out, const process_desc& p) {
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/detail/process_text.hpp ----
 
+#include <cmath>
 #include <string>
 
 SCOPEPROF_NAMESPACE_BEGIN
@@ -9322,7 +9906,8 @@ inline void append_csv_header(std::string& out) {
       "device_med_us,device_min_us,device_max_us,device_stddev_us,host_device_ratio,device_status,device_busy_us,"
       "device_busy_self_us,kernels,copies,cupti_status,kernel_time_pct,host_p90_us,host_p99_us,device_p90_us,"
       "device_p99_us,host_self_avg_us,host_self_med_us,host_self_p99_us,host_self_max_us,device_self_avg_us,"
-      "device_self_med_us,device_self_p99_us,device_self_max_us\r\n";
+      "device_self_med_us,device_self_p99_us,device_self_max_us,declared_calls,declared_bytes,declared_flops,"
+      "work_basis,achieved_gb_per_s,achieved_tflop_per_s,declared_flop_per_byte\r\n";
 }
 
 /// The 12 trailing statistics cells (from host_p90_us on), each with its leading comma; the device ones
@@ -9340,8 +9925,21 @@ inline void append_csv_tail_stats(std::string& out, const duration_stats& host, 
   else out += ",,,,";
 }
 
-/// Empty trailing statistics cells.
-constexpr const char* csv_empty_tail = ",,,,,,,,,,,,";
+/// Empty trailing cells: the statistics and the declared work.
+constexpr const char* csv_empty_tail = ",,,,,,,,,,,,,,,,,,,";
+
+/// The seven declared-work cells, each with its leading comma (empty when the row declared none).
+inline void append_csv_work_cells(std::string& out, const declared_work& w) {
+  if (!w.any()) {
+    out += ",,,,,,,";
+    return;
+  }
+  const work_rate r = rate_of(w);
+  const auto cell = [&](double v, int digits) { return std::isfinite(v) ? format_fixed(v, digits) : std::string(); };
+  out += ',' + std::to_string(w.calls) + ',' + cell(w.bytes, 0) + ',' + cell(w.flops, 0) + ',' +
+         work_basis_text(r.basis) + ',' + cell(r.bytes_per_s / 1e9, 3) + ',' + cell(r.flops_per_s / 1e12, 6) + ',' +
+         cell(r.intensity, 4);
+}
 
 /// CUPTI cells: filled where the CUPTI evidence is valid, else empty with cupti_status saying why.
 inline void append_csv_cupti_cells(std::string& out, const evidence& sources, std::int64_t busy, std::int64_t busy_self,
@@ -9399,6 +9997,14 @@ inline void append_csv_meta_rows(std::string& out, const report& rep) {
       append_csv_meta_row(out, "step_host_max_us", csv_us(steps.host.max));
     }
   }
+  const work_counts& w = rep.work();
+  if (w.any()) {
+    append_csv_meta_row(out, "work_declared", std::to_string(w.declared));
+    append_csv_meta_row(out, "work_no_scope", std::to_string(w.no_scope));
+    append_csv_meta_row(out, "work_lost", std::to_string(w.lost));
+    append_csv_meta_row(out, "work_rejected", std::to_string(w.rejected));
+    append_csv_meta_row(out, "work_pending", std::to_string(w.pending));
+  }
   append_csv_meta_row(out, "quantiles",
                       "*_med_us, *_p90_us and *_p99_us are within 1/129 relative (log-bucket histogram); every other "
                       "figure is exact");
@@ -9427,6 +10033,7 @@ inline void append_csv_flat_row(std::string& out, const flat_row& f, std::size_t
   }
   append_csv_cupti_cells(out, sources, f.device_busy_ns, f.device_busy_self_ns, f.kernels, f.copies);
   append_csv_tail_stats(out, f.host, f.host_self, f.device, f.device_self);
+  append_csv_work_cells(out, f.work);
   out += "\r\n";
 }
 
@@ -9449,6 +10056,7 @@ inline void append_csv_tree_row(std::string& out, const tree_row& t, std::size_t
   }
   append_csv_cupti_cells(out, sources, t.device_busy_ns, t.device_busy_self_ns, t.kernels, t.copies);
   append_csv_tail_stats(out, t.host, t.host_self, t.device, t.device_self);
+  append_csv_work_cells(out, t.work);
   out += "\r\n";
 }
 
@@ -9461,7 +10069,7 @@ inline void append_csv_kernel_row(std::string& out, const kernel_summary_row& k,
   out += ',' + std::to_string(k.time.count) + ",,,,,,,,,," + csv_us(k.time.sum) + ",," + csv_us(k.time.mean) + ',' +
          csv_us(k.time.median) + ',' + csv_us(k.time.min) + ',' + csv_us(k.time.max) + ',' + csv_us(k.time.stddev) +
          ",,ok,,,,,ok," + format_fixed(k.time_pct, 3) + ",,," + csv_us(k.time.p90) + ',' + csv_us(k.time.p99) +
-         ",,,,,,,,\r\n";
+         ",,,,,,,,,,,,,,,\r\n";
 }
 
 /// The csv report of `rep`, streamed into `sink`.
@@ -9852,6 +10460,7 @@ SCOPEPROF_NAMESPACE_END
 
 
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -9864,6 +10473,60 @@ inline void append_json_number(std::string& out, double v) {
     return;
   }
   out += format_fixed(v, 1);
+}
+
+/// A double that reads back exactly (shortest round-trip form of %.17g); null when not finite.
+inline void append_json_double(std::string& out, double v) {
+  if (!std::isfinite(v)) {
+    out += "null";
+    return;
+  }
+  char buf[32];
+  const int n = std::snprintf(buf, sizeof buf, "%.17g", v);
+  for (int i = 0; i < n; ++i)
+    if (buf[i] == ',') buf[i] = '.';  // a program's LC_NUMERIC with a decimal comma
+  out.append(buf, n > 0 ? static_cast<std::size_t>(n) : 0);
+}
+
+/// `,"work":{...}` of a row that declared work (null when none): the sums, then the derived rates (null
+/// where they do not exist) and what they divide by.
+inline void append_json_work(std::string& out, const declared_work& w) {
+  out += ",\"work\":";
+  if (!w.any()) {
+    out += "null";
+    return;
+  }
+  out += "{\"calls\":" + std::to_string(w.calls) + ",\"bytes\":";
+  append_json_double(out, w.bytes);
+  out += ",\"flops\":";
+  append_json_double(out, w.flops);
+  out += ",\"device_calls\":" + std::to_string(w.device_calls) + ",\"device_bytes\":";
+  append_json_double(out, w.device_bytes);
+  out += ",\"device_flops\":";
+  append_json_double(out, w.device_flops);
+  out += ",\"device_span\":" + std::to_string(w.device_ns) + ",\"device_id\":" + std::to_string(w.device);
+  out += ",\"host_calls\":" + std::to_string(w.host_calls) + ",\"host_bytes\":";
+  append_json_double(out, w.host_bytes);
+  out += ",\"host_flops\":";
+  append_json_double(out, w.host_flops);
+  out += ",\"host\":" + std::to_string(w.host_ns) + ",\"unmeasured\":" + std::to_string(w.unmeasured);
+  const work_rate r = rate_of(w);
+  out += ",\"basis\":";
+  append_json_string(out, work_basis_text(r.basis));
+  out += ",\"bytes_per_s\":";
+  append_json_double(out, r.bytes_per_s);
+  out += ",\"flops_per_s\":";
+  append_json_double(out, r.flops_per_s);
+  out += ",\"flop_per_byte\":";
+  append_json_double(out, r.intensity);
+  out += '}';
+}
+
+/// `,"work":{...}`: what became of every declaration of work in the run.
+inline void append_json_work_counts(std::string& out, const work_counts& w) {
+  out += ",\"work\":{\"declared\":" + std::to_string(w.declared) + ",\"no_scope\":" + std::to_string(w.no_scope) +
+         ",\"lost\":" + std::to_string(w.lost) + ",\"rejected\":" + std::to_string(w.rejected) +
+         ",\"pending\":" + std::to_string(w.pending) + "}";
 }
 
 inline void append_json_counts(std::string& out, const scope_counts& c) {
@@ -9925,6 +10588,7 @@ inline void append_json_head(std::string& out, const report& rep) {
   append_json_string(out, rep.timeline().policy);
   out += ",\"kept\":" + std::to_string(rep.timeline().kept) + ",\"left_out\":" + std::to_string(rep.timeline().left_out) + "}";
   out += ",\"orphans\":" + std::to_string(rep.orphan_count());
+  append_json_work_counts(out, rep.work());
   out += ",\"evidence\":{\"host\":";
   append_json_string(out, rep.sources().host);
   out += ",\"device\":";
@@ -9974,6 +10638,7 @@ inline void append_json_flat_row(std::string& out, const flat_row& f, bool cupti
   append_json_string(out, device_status_text(f.device_calls, f.device_captured, f.device_invalid));
   out += ",\"cupti\":";
   append_json_cupti(out, cupti_valid, f.device_busy_ns, f.device_busy_self_ns, f.kernels, f.copies);
+  append_json_work(out, f.work);
   out += '}';
 }
 
@@ -9997,6 +10662,7 @@ inline void append_json_tree_row(std::string& out, const tree_row& t, bool cupti
   }
   out += ",\"cupti\":";
   append_json_cupti(out, cupti_valid, t.device_busy_ns, t.device_busy_self_ns, t.kernels, t.copies);
+  append_json_work(out, t.work);
   out += '}';
 }
 
@@ -11146,6 +11812,8 @@ SCOPEPROF_NAMESPACE_END
 // name statistics), each with host and device columns side by side and the evidence behind them.
 
 
+#include <cmath>
+#include <cstdio>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -11265,6 +11933,50 @@ inline void print_flat_table(const report& rep, std::ostream& out, bool cupti) {
   flat.print(out);
 }
 
+/// A declared quantity with an SI prefix and three significant digits: "1.23 GB", "850 MFLOP".
+inline std::string format_si(double v, const char* unit) {
+  static const char* const prefix[] = {"", "k", "M", "G", "T", "P", "E"};
+  std::size_t p = 0;
+  while (p + 1 < sizeof prefix / sizeof *prefix && (v >= 999.5 || v <= -999.5)) {
+    v /= 1000;
+    ++p;
+  }
+  char buf[48];
+  std::snprintf(buf, sizeof buf, v >= 99.95 || v <= -99.95 ? "%.0f %s%s" : v >= 9.995 || v <= -9.995 ? "%.1f %s%s" : "%.2f %s%s",
+                v, prefix[p], unit);
+  return buf;
+}
+
+/// A rate cell: the value with `digits` decimals, or "n/a".
+inline std::string rate_cell(double v, double scale, int digits) {
+  return std::isfinite(v) ? format_fixed(v / scale, digits) : std::string("n/a");
+}
+
+/// The declared-work view, only when some scope declared work: per name, the declared sums and the rates
+/// they give over device span (or host time where no instance with work has a span, marked "host").
+inline void print_work_table(const report& rep, std::ostream& out) {
+  bool any = false;
+  for (const auto& f : rep.flat()) any |= f.work.any();
+  if (!any) return;
+  out << "\nDeclared work (PROF_SCOPE_WORK / add_work: bytes and FLOPs as the program declares them; rates over\n"
+         "the device span of the instances that declared work, or over their host time where none has a span):\n";
+  text_table t{{"Name", "Calls", "Declared bytes", "Declared FLOPs", "Over", "Time", "GB/s", "TFLOP/s", "FLOP/B"},
+               {true, false, false, false, true, false, false, false, false},
+               {}};
+  for (const auto& f : rep.flat()) {
+    if (!f.work.any()) continue;
+    const work_rate r = rate_of(f.work);
+    const std::string over = r.basis == work_basis::none ? std::string("n/a (") + r.why_not + ")" : work_basis_text(r.basis);
+    t.rows.push_back({display_name(f.name), std::to_string(f.work.calls), format_si(f.work.bytes, "B"),
+                      format_si(f.work.flops, "FLOP"), over,
+                      r.basis == work_basis::none ? std::string("n/a") : format_duration_ns(r.seconds * 1e9),
+                      rate_cell(r.bytes_per_s, 1e9, 1), rate_cell(r.flops_per_s, 1e12, 3), rate_cell(r.intensity, 1, 3)});
+  }
+  t.print(out);
+  const work_counts& w = rep.work();
+  if (w.pending) out << "Note: " << w.pending << " declarations wait for scopes still open (not in the table).\n";
+}
+
 /// The kernel summary (CUPTI): one row per (scope, kernel).
 inline void print_kernel_table(const report& rep, std::ostream& out) {
   out << "\nKernels by scope (CUPTI; Time % = share of all kernel time; Avg/Med/Min/Max/StdDev per instance;\n"
@@ -11335,6 +12047,7 @@ inline void print_tables(const report& rep, std::ostream& out) {
   const bool cupti = rep.sources().cupti_valid;
   print_tree_table(rep, out, cupti);
   print_flat_table(rep, out, cupti);
+  print_work_table(rep, out);
   if (cupti) print_kernel_table(rep, out);
   print_step_table(rep, out);
   print_report_notes(rep, out, cupti);
@@ -11927,6 +12640,7 @@ inline void fill_snapshot(const registry& r, const registry_view& view, const ti
                     " scopes ran on threads without a record buffer (out of memory, or in thread exit) and were dropped\n";
   }
   raw.steps_lost = r.steps_lost.load(std::memory_order_relaxed);
+  work_snapshot(r, d, view, raw);
   if (raw.counts.dropped)
     raw.warnings += "  warning: " + std::to_string(raw.counts.dropped) +
                     " finished scopes were dropped because " + std::to_string(r.max_records.load()) +
@@ -12119,6 +12833,9 @@ SCOPEPROF_API void reset() noexcept {
       std::lock_guard<std::mutex> lock(r.mu);
       r.unattached_floor = r.unattached_drops.load(std::memory_order_relaxed);
     }
+    r.work_no_scope_floor = r.work_no_scope.load(std::memory_order_relaxed);
+    r.work_rejected_floor = r.work_rejected.load(std::memory_order_relaxed);
+    r.work_no_memory_floor = r.work_no_memory.load(std::memory_order_relaxed);
     std::vector<reset_thread> threads;  // (buffer, exited)
     threads.reserve(view.threads.size());
     std::vector<thread_buffer*> emptied;

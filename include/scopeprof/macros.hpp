@@ -6,6 +6,8 @@
 //   PROF_FUNCTION()           same, named after the enclosing function
 //   PROF_SCOPE_STREAM("name", stream)   device span timed on this CUDA stream
 //   PROF_SCOPE_HOST("name")   host time only: never records CUDA events
+//   PROF_SCOPE_WORK("name", bytes, flops)     same, declaring the work it does (achieved GB/s, TFLOP/s)
+//   PROF_SCOPE_DYN_WORK(name, bytes, flops)   same, with a runtime name
 //   PROF_STEP()               step marker: ends the current step, begins the next (scopeprof::next_step())
 #pragma once
 
@@ -44,6 +46,14 @@
     SCOPEPROF_CONCAT(scopeprof_site_, n), ::std::string_view(name_expr)                                       \
   }
 
+// A scope that declares its work at entry (scope::declare_work: nothing when the scope records nothing).
+#define SCOPEPROF_DETAIL_SCOPE_WORK(n, name_literal, bytes, flops)                                            \
+  SCOPEPROF_DETAIL_SCOPE(n, name_literal);                                                                    \
+  SCOPEPROF_CONCAT(scopeprof_scope_, n).declare_work(static_cast<double>(bytes), static_cast<double>(flops))
+#define SCOPEPROF_DETAIL_SCOPE_DYN_WORK(n, name_expr, bytes, flops)                                           \
+  SCOPEPROF_DETAIL_SCOPE_DYN(n, name_expr);                                                                   \
+  SCOPEPROF_CONCAT(scopeprof_scope_, n).declare_work(static_cast<double>(bytes), static_cast<double>(flops))
+
 #if SCOPEPROF_ENABLED
 #define SCOPEPROF_V1_SCOPE(name) SCOPEPROF_DETAIL_SCOPE(__COUNTER__, "" name "")
 #define SCOPEPROF_V1_SCOPE_DYN(name) SCOPEPROF_DETAIL_SCOPE_DYN(__COUNTER__, name)
@@ -51,6 +61,8 @@
 #define SCOPEPROF_V1_SCOPE_STREAM(name, stream) SCOPEPROF_DETAIL_SCOPE_STREAM(__COUNTER__, "" name "", stream)
 #define SCOPEPROF_V1_SCOPE_HOST(name) SCOPEPROF_DETAIL_SCOPE_HOST(__COUNTER__, "" name "")
 #define SCOPEPROF_V1_STEP() ::scopeprof::next_step()
+#define SCOPEPROF_V1_SCOPE_WORK(name, bytes, flops) SCOPEPROF_DETAIL_SCOPE_WORK(__COUNTER__, "" name "", bytes, flops)
+#define SCOPEPROF_V1_SCOPE_DYN_WORK(name, bytes, flops) SCOPEPROF_DETAIL_SCOPE_DYN_WORK(__COUNTER__, name, bytes, flops)
 #else
 #define SCOPEPROF_V1_SCOPE(name) static_assert(sizeof("" name "") > 0, "PROF_SCOPE takes a string literal")
 #define SCOPEPROF_V1_SCOPE_DYN(name) static_assert(sizeof(::std::string_view(name)) > 0, "")
@@ -58,6 +70,10 @@
 #define SCOPEPROF_V1_SCOPE_STREAM(name, stream) static_assert(sizeof("" name "") > 0 && sizeof(stream) > 0, "")
 #define SCOPEPROF_V1_SCOPE_HOST(name) static_assert(sizeof("" name "") > 0, "PROF_SCOPE_HOST takes a string literal")
 #define SCOPEPROF_V1_STEP() static_cast<void>(0)
+#define SCOPEPROF_V1_SCOPE_WORK(name, bytes, flops) \
+  static_assert(sizeof("" name "") > 0 && sizeof(bytes) > 0 && sizeof(flops) > 0, "PROF_SCOPE_WORK takes a string literal")
+#define SCOPEPROF_V1_SCOPE_DYN_WORK(name, bytes, flops) \
+  static_assert(sizeof(::std::string_view(name)) > 0 && sizeof(bytes) > 0 && sizeof(flops) > 0, "")
 #endif
 
 #ifndef SCOPEPROF_NO_SHORT_MACROS
@@ -71,6 +87,10 @@
 #define PROF_SCOPE_STREAM(name, stream) SCOPEPROF_V1_SCOPE_STREAM(name, stream)
 /// @brief Like PROF_SCOPE, host time only (no CUDA events): `PROF_SCOPE_HOST("parse");`
 #define PROF_SCOPE_HOST(name) SCOPEPROF_V1_SCOPE_HOST(name)
+/// @brief Like PROF_SCOPE, declaring the block's work: `PROF_SCOPE_WORK("tail", 3.0 * bytes, flops);`
+#define PROF_SCOPE_WORK(name, bytes, flops) SCOPEPROF_V1_SCOPE_WORK(name, bytes, flops)
+/// @brief Like PROF_SCOPE_DYN, declaring the block's work: `PROF_SCOPE_DYN_WORK(op, bytes, flops);`
+#define PROF_SCOPE_DYN_WORK(name, bytes, flops) SCOPEPROF_V1_SCOPE_DYN_WORK(name, bytes, flops)
 /// @brief Step marker (scopeprof::next_step()): `for (...) { PROF_STEP(); train_one(); }`
 #define PROF_STEP() SCOPEPROF_V1_STEP()
 #endif

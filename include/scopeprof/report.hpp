@@ -45,6 +45,8 @@ class report {
   /// Scopes the tables place at the root because their parent's record is missing (dropped) or their
   /// parent was still open when the report was taken.
   std::uint64_t orphan_count() const noexcept { return orphans_; }
+  /// What became of the work declared with PROF_SCOPE_WORK and add_work() (rows hold the sums).
+  const work_counts& work() const noexcept { return work_; }
   /// CUPTI kernels, copies and memsets by begin time (empty unless sources().cupti_valid).
   const std::vector<device_activity>& activities() const noexcept { return activities_; }
   /// Kernel names exactly as CUPTI gives them (C++ kernels mangled), indexed by device_activity::name.
@@ -106,6 +108,7 @@ class report {
   std::int64_t origin_ns_ = 0;
   process_desc process_;
   std::uint64_t orphans_ = 0;
+  work_counts work_;
   std::vector<device_activity> activities_;
   std::vector<std::string> activity_names_;
   std::vector<std::string> activity_demangled_;

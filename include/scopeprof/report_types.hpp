@@ -3,6 +3,7 @@
 #pragma once
 
 #include <scopeprof/config.hpp>
+#include <scopeprof/declared_work.hpp>
 
 #include <cstdint>
 #include <string>
@@ -58,6 +59,10 @@ struct scope_instance {
   std::uint32_t copies = 0;              ///< memcpy and memset operations (children included)
   std::int64_t device_busy_ns = 0;       ///< sum of the durations of those kernels and copies
   std::int64_t device_busy_self_ns = 0;  ///< the same for the work this scope launched directly
+  // Declared work (PROF_SCOPE_WORK, add_work): the program's claim, summed over its declarations.
+  bool has_work = false;
+  double work_bytes = 0;
+  double work_flops = 0;
 
   std::int64_t host_total_ns() const noexcept { return host_end_ns - host_begin_ns; }
   std::int64_t device_span_ns() const noexcept { return device_end_ns - device_begin_ns; }
@@ -133,6 +138,17 @@ struct histogram_bin {
   std::uint64_t count = 0;
 };
 
+/// @brief What became of the work declared in a report's run: every add_work() call and PROF_SCOPE_WORK
+/// entry lands in exactly one of these.
+struct work_counts {
+  std::uint64_t declared = 0;  ///< declarations added to a recorded scope (several may add to one scope)
+  std::uint64_t no_scope = 0;  ///< add_work() with no scope open on the calling thread (or not recording)
+  std::uint64_t lost = 0;      ///< their scope was not recorded (dropped, ended on another thread), or no memory
+  std::uint64_t rejected = 0;  ///< negative, NaN or infinite bytes or FLOPs: never added
+  std::uint64_t pending = 0;   ///< their scope was still open when the report was taken
+  bool any() const noexcept { return declared || no_scope || lost || rejected || pending; }
+};
+
 /// @brief One row of the flat table: every instance with this name, on every thread.
 struct flat_row {
   std::string name;
@@ -156,6 +172,7 @@ struct flat_row {
   std::uint64_t copies = 0;             ///< CUPTI: memcpy and memset operations (children included)
   std::int64_t device_busy_ns = 0;      ///< CUPTI: their summed durations, a name nested in itself counted once
   std::int64_t device_busy_self_ns = 0; ///< CUPTI: the same for the work launched directly by these scopes
+  declared_work work;                   ///< declared bytes and FLOPs of these scopes (every instance)
 };
 
 /// @brief One row of the kernel summary (the columns of Nsight Systems' cuda_gpu_kern_sum), per scope
@@ -196,6 +213,7 @@ struct tree_row {
   duration_stats host_self;    ///< ... host self times
   duration_stats device;       ///< ... device spans (valid instances)
   duration_stats device_self;  ///< ... device self times (valid instances)
+  declared_work work;          ///< declared bytes and FLOPs of this path's instances
 };
 
 /// @brief One complete step: from a next_step() call to the next (ProfilerStep#index in traces).

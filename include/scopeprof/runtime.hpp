@@ -97,6 +97,13 @@ SCOPEPROF_API bool set_rank(std::int64_t rank, std::int64_t world_size) noexcept
 /// allocation but once per 256 steps; a call inside open scopes is recorded and the reports say so.
 SCOPEPROF_API void next_step() noexcept;
 
+/// @brief Declare work for the innermost scope open (and recording) on the calling thread: `bytes` moved and
+/// `flops` floating-point operations, added to what that scope declared already. For sizes known only
+/// inside the block; PROF_SCOPE_WORK declares them at entry. Reports derive achieved GB/s, TFLOP/s and
+/// FLOP/byte from it, labelled "declared". A call with no scope open, or with negative, NaN or infinite
+/// values, adds nothing and is counted in the report. Lock-free; no allocation in steady state (chunks of 1024 marks are reused).
+SCOPEPROF_API void add_work(double bytes, double flops = 0) noexcept;
+
 /// @brief A snapshot of all finished scopes of all threads (running threads keep running; nothing waits
 /// for them, and no scope waits for collect()). Never throws: on failure the report is empty and its
 /// warnings() say why.

@@ -4,6 +4,7 @@
 //     PROF_FUNCTION();                   // named after the function
 //     { PROF_SCOPE("load"); load(); }    // a literal name, registered once for this line
 //     PROF_SCOPE_DYN(layer.name());      // a runtime name (std::string / std::string_view / const char*)
+//     PROF_SCOPE_WORK("axpy", 3 * n * 4.0, 2.0 * n);  // with the bytes and FLOPs it declares
 //   }
 #pragma once
 
@@ -59,9 +60,16 @@ class scope {
   SCOPEPROF_ALWAYS_INLINE ~scope() {
     if (buffer_ != nullptr) leave();
   }
+
+  /// Declare this scope's work (PROF_SCOPE_WORK): nothing when the scope records nothing, so the work never
+  /// goes to the scope around it. Call it right after entry, on the scope's thread.
+  void declare_work(double bytes, double flops) noexcept {
+    if (buffer_ != nullptr) detail::push_work(*buffer_, bytes, flops);
+  }
 #else
   explicit scope(call_site&, stream_handle = nullptr) noexcept {}
   scope(call_site&, std::string_view, stream_handle = nullptr) noexcept {}
+  void declare_work(double, double) noexcept {}
 #endif
 
   scope(const scope&) = delete;

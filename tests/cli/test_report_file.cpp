@@ -196,3 +196,36 @@ TEST_CASE("cli report file: path keys tell apart paths whose names contain the s
   for (std::size_t i = 0; i < r.tree().size(); ++i)
     if (r.tree()[i].name == "c") CHECK(scopeprof_cli::tree_path_text(r, i) == "a\x1f" "b / c");
 }
+
+TEST_CASE("cli report file: declared work reads back into the same sums and rates; impossible work is refused") {
+  auto mm = sptest::device_timed(sptest::host_record(1, 1, 100, 300), 0, 7, 1000, 5000);
+  mm.has_work = true;
+  mm.work_bytes = 3.0e6 / 7.0;  // not a short decimal: must still read back exactly
+  mm.work_flops = 2e9;
+  auto load = sptest::host_record(2, 1, 400, 900);
+  load.has_work = true;
+  load.work_bytes = 65536;
+  const scopeprof::report original = scopeprof::detail::build_report(sptest::one_thread_snapshot(
+      "w.cpp", {"step", "matmul", "load"}, {mm, load, sptest::host_record(0, 0, 0, 1000)}));
+  report_file f;
+  std::string error;
+  REQUIRE_MESSAGE(parse_report(original.json(), "r.json", f, error), error);
+  const scopeprof::flat_row* m = f.report.find("matmul");
+  REQUIRE(m != nullptr);
+  CHECK(m->work.device_bytes == 3.0e6 / 7.0);
+  CHECK(m->work.device_ns == 4000);
+  CHECK(f.report.find("load")->work.host_bytes == 65536);
+  CHECK(!f.report.find("step")->work.any());
+  CHECK(comparable(f.report.json()) == comparable(original.json()));
+  CHECK(f.report.csv() == original.csv());
+
+  nlohmann::json j = nlohmann::json::parse(original.json());
+  for (auto& row : j["flat"])
+    if (row["name"] == "matmul") row["work"]["device_calls"] = 5;
+  CHECK(load_error(j.dump(), false).find("declared work that no run can produce") != std::string::npos);
+  j = nlohmann::json::parse(original.json());
+  for (auto& row : j["flat"]) row.erase("work");
+  j.erase("work");
+  REQUIRE_MESSAGE(parse_report(j.dump(), "old.json", f, error), error);  // a report from before declared work
+  CHECK(!f.report.find("matmul")->work.any());
+}

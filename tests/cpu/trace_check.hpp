@@ -278,8 +278,12 @@ inline std::string check_chrome_trace(const scopeprof::report& r, const std::str
   for (std::size_t i = 0; i < rows->items.size(); ++i) {
     std::int64_t self = 0;
     const auto& row = rows->items[i];
-    if (row.items.size() != 7 || !parse_us3(row.items[0].text, self) || self != r.instances()[i].host_self_ns)
+    if (row.items.size() != 11 || !parse_us3(row.items[0].text, self) || self != r.instances()[i].host_self_ns)
       return "scopeprofScopes row " + std::to_string(i) + " does not hold the instance's host self time";
+    const auto& in = r.instances()[i];
+    const bool bytes_ok = in.has_work ? row.items[7].is(json::type::number) && row.items[7].number() == in.work_bytes
+                                      : row.items[7].is(json::type::null);
+    if (!bytes_ok) return "scopeprofScopes row " + std::to_string(i) + " does not hold the instance's declared bytes";
   }
   std::size_t threads = 0;
   for (const auto& s : d.doc.find("traceEvents")->items)

@@ -24,6 +24,7 @@
 
 #include <scopeprof/config.hpp>
 #include <scopeprof/detail/distribution.hpp>
+#include <scopeprof/declared_work.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -34,13 +35,15 @@ SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
 /// The statistics of one call path: host quantities in the recorder's ticks, device spans in ns (scopes
-/// with a resolved span only).
+/// with a resolved span only), and the work its scopes declared (host_ns in ticks there too).
 struct path_stats {
   distribution host_total;
   distribution host_self;
   distribution device_total;
   distribution device_self;
+  declared_work work;
   void merge(const path_stats& o) noexcept {
+    work.merge(o.work);
     host_total.merge(o.host_total);
     host_self.merge(o.host_self);
     if (o.device_total.stats.count != 0) {
@@ -53,6 +56,7 @@ struct path_stats {
     host_self.clear();
     device_total.clear();
     device_self.clear();
+    work = declared_work{};
   }
 };
 
@@ -159,6 +163,10 @@ struct fold_input {
   std::uintptr_t stream = 0;
   std::int64_t device_begin_ns = 0;
   std::int64_t device_end_ns = 0;
+  bool has_work = false;  // it declared work (work_match.hpp)
+  bool unmeasured = false;  // its device time exists but could not be measured (captured, CUDA error)
+  double work_bytes = 0;
+  double work_flops = 0;
 };
 
 /// Device time covered by the nearest timed descendants of an open scope, per (device, stream). Usually one
@@ -224,6 +232,10 @@ class thread_fold {
       s.device_total.add(span);
       s.device_self.add((std::max)(std::int64_t{0}, span - covered));
     }
+    if (r.has_work)
+      s.work.add(r.work_bytes, r.work_flops,
+                 r.timed ? work_timing::device : r.unmeasured ? work_timing::unmeasured : work_timing::host, total,
+                 r.device_end_ns - r.device_begin_ns, r.device);
     hand_up_device(r, adopted, d);
     if (!children.tree.empty()) {
       if (adopted) {

@@ -18,6 +18,7 @@
 #include <scopeprof/detail/recorder.hpp>
 #include <scopeprof/detail/snapshot.hpp>
 #include <scopeprof/detail/timeline.hpp>
+#include <scopeprof/detail/work_match.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -47,6 +48,7 @@ struct thread_drain {
   std::uint64_t interval_cursor = 0;  // ... for SCOPEPROF_REPORT_EVERY=<N>steps
   std::uint64_t device_cursor = 0;    // device log index of the next device record to fold
   capture_wait capture;               // the captured graph a background pass waits for (device_fold.hpp)
+  work_match work;                    // declared work on its way to its scopes (work_match.hpp)
   record_store kept;              // the timeline's records of this thread (all, steps:A-B)
 };
 
@@ -69,6 +71,8 @@ struct drain_state {
   std::uint64_t pass_ns_total = 0;   // steady-clock time spent in passes
   std::uint64_t pass_ns_max = 0;
   std::uint64_t device_unresolved = 0;  // device-timed scopes folded while their work still ran (no span)
+  std::uint64_t work_declared = 0;      // work marks joined to a folded scope (since reset())
+  std::uint64_t work_lost = 0;          // work marks whose scope was never recorded
   std::vector<device_record*> device_batch, device_scratch, device_retire;  // scratch of a pass
 };
 
@@ -162,7 +166,8 @@ inline void plan_interval(const registry& r, drain_state& d, const registry_view
 
 /// Give one folded record to the timeline. May throw (out of memory).
 inline void keep_in_timeline(drain_state& d, const registry& r, thread_drain& td, const thread_buffer* owner,
-                             std::uint64_t index, const record& rec, const device_outcome& device) {
+                             std::uint64_t index, const record& rec, const device_outcome& device,
+                             const joined_work& work) {
   bool keep = false;
   switch (d.policy.mode) {
     case trace_mode::all: keep = d.kept < r.max_records.load(std::memory_order_relaxed); break;
@@ -172,7 +177,7 @@ inline void keep_in_timeline(drain_state& d, const registry& r, thread_drain& td
              d.kept < r.max_records.load(std::memory_order_relaxed);
       break;
     case trace_mode::last:
-      if (d.ring.put({rec, index, owner, device})) ++d.left_out;
+      if (d.ring.put({rec, index, owner, device, work})) ++d.left_out;
       else ++d.kept;
       return;
   }
@@ -180,7 +185,7 @@ inline void keep_in_timeline(drain_state& d, const registry& r, thread_drain& td
     ++d.left_out;
     return;
   }
-  td.kept.push(index, rec, device);
+  td.kept.push(index, rec, device, work);
   ++d.kept;
 }
 
@@ -206,14 +211,24 @@ inline bool drain_thread(registry& r, drain_state& d, const thread_view& t, pass
   std::uint64_t to = t.counters.recorded;
   if (scope == pass_scope::background)
     to = (std::max)(from, device.gate(to, t.exited || hooks == nullptr, td.capture, steady_now_ns()));
-  const auto input = [&](const record& rec, const device_outcome& out) {
+  td.work.set_cursor(t.work_floor);
+  const bool any_work = td.work.cursor() < t.work_count || td.work.has_pending();
+  const auto input = [&](std::uint64_t i, const record& rec, const device_outcome& out) {
     fold_input in{rec.site, rec.depth, static_cast<std::int64_t>(rec.begin_ticks), static_cast<std::int64_t>(rec.end_ticks)};
     add_span(in, out);
+    if (any_work) {
+      td.work.feed(t.work_chunks, t.work_count, i);
+      const joined_work w = td.work.take(rec.depth, rec.begin_ticks, rec.end_ticks);
+      in.has_work = w.has;
+      in.unmeasured = out.status == device_status::captured || out.status == device_status::invalid;
+      in.work_bytes = w.bytes;
+      in.work_flops = w.flops;
+    }
     return in;
   };
   if (from < to && kind == pass_kind::forget) {
     try {
-      b.records.for_each(from, to, [&](std::uint64_t i, const record& rec) { td.fold.skip(input(rec, device.take(i))); });
+      b.records.for_each(from, to, [&](std::uint64_t i, const record& rec) { td.fold.skip(input(i, rec, device.take(i))); });
     } catch (...) {
       // out of memory for a deeper level: open scopes' self times may count those children as their own
     }
@@ -221,13 +236,20 @@ inline bool drain_thread(registry& r, drain_state& d, const thread_view& t, pass
     b.records.for_each(from, to, [&](std::uint64_t i, const record& rec) {
       try {
         const device_outcome out = device.take(i);
-        td.fold.add(input(rec, out), d.intervals.active() ? d.intervals.target(rec.end_ticks) : d.tree);
-        keep_in_timeline(d, r, td, t.buffer, i, rec, out);
+        const fold_input in = input(i, rec, out);
+        td.fold.add(in, d.intervals.active() ? d.intervals.target(rec.end_ticks) : d.tree);
+        keep_in_timeline(d, r, td, t.buffer, i, rec, out, {in.has_work, in.work_bytes, in.work_flops});
       } catch (...) {
         ++d.fold_failed;  // counted in the report's warnings
       }
     });
   }
+  if (kind == pass_kind::fold) {
+    d.work_declared += td.work.declared();
+    d.work_lost += td.work.lost();
+  }
+  td.work.clear_counts();
+  b.work.discard_below(td.work.cursor(), t.exited, [&](work_chunk* ch) { return_work_chunk(r, ch); });
   if (to > from) d.folded_total += to - from;
   td.folded = (std::max)(from, to);
   td.device_cursor = device.finish(td.folded);
@@ -304,7 +326,8 @@ inline void snapshot_fold(const drain_state& d, const registry_view& view, doubl
   }
 }
 
-inline raw_instance instance_of(const record& rec, const tick_converter& conv, const device_outcome* device) {
+inline raw_instance instance_of(const record& rec, const tick_converter& conv, const device_outcome* device,
+                                const joined_work* work) {
   raw_instance x;
   x.site = rec.site;
   x.depth = rec.depth;
@@ -316,6 +339,11 @@ inline raw_instance instance_of(const record& rec, const tick_converter& conv, c
     x.stream = device->stream;
     x.device_begin_ns = device->begin_ns;
     x.device_end_ns = device->end_ns;
+  }
+  if (work != nullptr && work->has) {
+    x.has_work = true;
+    x.work_bytes = work->bytes;
+    x.work_flops = work->flops;
   }
   return x;
 }
@@ -332,7 +360,7 @@ inline void read_timeline(const drain_state& d, const registry_view& view, const
       raw_thread& th = raw.threads[it->second];
       if (th.runs.empty() || th.runs.back().first_index + (th.records.size() - th.runs.back().position) != e.index)
         th.runs.push_back({e.index, th.records.size()});
-      th.records.push_back(instance_of(e.rec, conv, &e.device));
+      th.records.push_back(instance_of(e.rec, conv, &e.device, &e.work));
     });
   } else {
     for (std::size_t t = 0; t < view.threads.size(); ++t) {
@@ -341,8 +369,8 @@ inline void read_timeline(const drain_state& d, const registry_view& view, const
       const record_store& kept = it->second.kept;
       raw_thread& th = raw.threads[t];
       th.records.reserve(static_cast<std::size_t>(kept.size()));
-      kept.for_each([&](const record& rec, const device_outcome* device) {
-        th.records.push_back(instance_of(rec, conv, device));
+      kept.for_each([&](const record& rec, const device_outcome* device, const joined_work* work) {
+        th.records.push_back(instance_of(rec, conv, device, work));
       });
       th.runs = kept.runs();
     }
@@ -365,6 +393,7 @@ inline void forget_drained(drain_state& d, const std::vector<thread_buffer*>& go
   for (const thread_buffer* b : gone) d.threads.erase(b);
   d.ring.reset(d.policy.last_n);
   d.kept = d.left_out = d.fold_failed = d.device_unresolved = 0;
+  d.work_declared = d.work_lost = 0;
 }
 
 }  // namespace detail

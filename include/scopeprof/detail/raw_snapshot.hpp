@@ -27,6 +27,9 @@ struct raw_instance {
   std::uint64_t stream = 0;
   std::int64_t device_begin_ns = 0;
   std::int64_t device_end_ns = 0;
+  bool has_work = false;  // declared work (PROF_SCOPE_WORK, add_work), summed over its declarations
+  double work_bytes = 0;
+  double work_flops = 0;
 };
 
 /// A CUPTI record as collect() attributes it: thread = position in raw_snapshot::threads, record =
@@ -116,6 +119,7 @@ struct raw_snapshot {
   folded_paths folded;
   timeline_counts timeline;
   std::uint64_t device_unresolved = 0;  // device-timed scopes folded while their work still ran (no span)
+  work_counts work;                     // what became of the declared work
 };
 
 /// Build a report from a raw snapshot (collect() does this; tests may too, with <scopeprof.hpp> and this

@@ -10,6 +10,7 @@
 #include <scopeprof/detail/chunked_log.hpp>
 #include <scopeprof/detail/log.hpp>
 #include <scopeprof/detail/text.hpp>
+#include <scopeprof/detail/work_mark.hpp>
 
 #include <atomic>
 #include <cstdint>
@@ -139,6 +140,7 @@ struct thread_buffer {
   std::uint64_t full_epoch = ~0ull;  // allocation epoch in which a refill last failed
   chunked_log<device_record> device;  // CUDA event pairs of device-timed scopes
   chunked_log<step_mark> steps;       // next_step() calls on this thread
+  chunked_log<work_mark> work;        // declared work (PROF_SCOPE_WORK, add_work)
   std::unique_ptr<dynamic_name_cache> dynamic_names;  // PROF_SCOPE_DYN lookups; freed at thread exit
 
   // collect() and reset() only (under the registry's collect_mu): where the last reset() left the counters.
@@ -183,6 +185,13 @@ struct registry {
   std::atomic<std::uint64_t> next_step{0};         // sequence number of the next next_step() call
   std::atomic<std::uint64_t> steps_lost{0};        // next_step() calls not recorded (out of memory)
   std::uint64_t unattached_floor = 0;              // under mu: reset() point
+  // Declared work that never reached a scope's mark (work_mark.hpp); the drain counts the rest.
+  bounded_ring<work_chunk*, 64> free_work_chunks;  // 64 chunks of marks kept for reuse
+  std::atomic<std::uint64_t> work_marks_held{0};  // marks in chunks, all threads (chunks count whole)
+  std::atomic<std::uint64_t> work_no_scope{0};    // add_work() with no recording scope open
+  std::atomic<std::uint64_t> work_rejected{0};    // negative, NaN or infinite values
+  std::atomic<std::uint64_t> work_no_memory{0};   // no room for the mark
+  std::uint64_t work_no_scope_floor = 0, work_rejected_floor = 0, work_no_memory_floor = 0;  // collect_mu: reset()
   std::atomic<std::uint8_t> drain_thread{0};       // drain_thread_state (impl/drain.hpp)
 
   detail::clock_anchor clock_start{};
@@ -227,6 +236,10 @@ SCOPEPROF_ALWAYS_INLINE std::uint64_t append(thread_buffer& b, const record& rec
   if (SCOPEPROF_LIKELY(b.records.has_room())) return b.records.push(rec);
   return append_slow(b, rec);
 }
+
+/// Declare work for the innermost scope open on `b`'s thread (work_mark.hpp): one mark, or a count of why
+/// not (no scope open, bad values, no memory). Lock-free; allocates once per work_chunk_marks marks at most.
+SCOPEPROF_API void push_work(thread_buffer& b, double bytes, double flops) noexcept;
 
 /// Device records: a cap of their own (each holds two CUDA events until collect() resolves them).
 constexpr std::uint64_t max_device_records = std::uint64_t{1} << 20;

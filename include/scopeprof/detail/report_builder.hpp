@@ -33,6 +33,7 @@ class report_builder {
     r.sources_ = std::move(raw.sources);
     r.warnings_ = std::move(raw.warnings);
     r.origin_ns_ = raw.origin_ns;
+    r.work_ = raw.work;
     // instance_of[t][i]: the instance of record i of thread t (CUPTI records name their scope so).
     std::vector<std::vector<std::int64_t>> instance_of(raw.threads.size());
     std::size_t total = 0;

@@ -57,6 +57,8 @@ struct thread_view {
   std::vector<device_chunk*> device_chunks;
   std::uint64_t step_floor = 0, step_count = 0;
   std::vector<step_chunk*> step_chunks;
+  std::uint64_t work_floor = 0, work_count = 0;  // declared work (work_mark.hpp)
+  std::vector<work_chunk*> work_chunks;
 };
 
 struct registry_view {
@@ -94,6 +96,9 @@ inline registry_view view_registry(registry& r) {
     t.step_count = b.steps.published.load(std::memory_order_acquire);
     t.counters = read_counters(b);
     t.device_count = b.device.published.load(std::memory_order_acquire);
+    // Work marks after the records: a mark is published before its scope's record, so every record seen
+    // has its marks seen too.
+    t.work_count = b.work.published.load(std::memory_order_acquire);
     {
       std::lock_guard<std::mutex> lock(b.mu);
       t.name = b.name;
@@ -106,6 +111,8 @@ inline registry_view view_registry(registry& r) {
     t.device_chunks = b.device.chunk_list();
     t.step_floor = b.steps.floor;
     t.step_chunks = b.steps.chunk_list();
+    t.work_floor = b.work.floor;
+    t.work_chunks = b.work.chunk_list();
   }
   return v;
 }

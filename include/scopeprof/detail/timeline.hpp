@@ -11,6 +11,7 @@
 #include <scopeprof/detail/device_fold.hpp>
 #include <scopeprof/detail/recorder.hpp>
 #include <scopeprof/detail/raw_snapshot.hpp>
+#include <scopeprof/detail/work_match.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -74,13 +75,13 @@ inline bool parse_trace_policy(const std::string& value, trace_policy& out, std:
 
 /// One thread's kept records, in blocks that grow from 64 to 4096 records (a thread with a few scopes holds
 /// little; growing never copies what is there), with the log index of each as runs of consecutive indices,
-/// and the device outcome of those that have one (by position).
+/// and the device outcome and declared work of those that have one (by position).
 class record_store {
  public:
   static constexpr std::uint64_t first_block = 64, max_block = 4096;
 
   /// May throw (out of memory); nothing is added then.
-  void push(std::uint64_t index, const record& rec, const device_outcome& device = {}) {
+  void push(std::uint64_t index, const record& rec, const device_outcome& device = {}, const joined_work& work = {}) {
     if (size_ == room_) {
       const std::uint64_t n = blocks_.empty() ? first_block : (std::min)(blocks_.back().size * 4, max_block);
       blocks_.push_back({std::unique_ptr<record[]>(new record[n]), n});
@@ -88,28 +89,30 @@ class record_store {
     }
     const bool new_run = runs_.empty() || runs_.back().first_index + (size_ - runs_.back().position) != index;
     if (new_run) runs_.push_back({index, size_});
-    if (device.status != device_status::not_timed) {
-      try {
-        device_.push_back({size_, device});
-      } catch (...) {
-        if (new_run) runs_.pop_back();
-        throw;
-      }
+    const bool timed = device.status != device_status::not_timed;
+    try {
+      if (timed) device_.push_back({size_, device});
+      if (work.has) work_.push_back({size_, work});
+    } catch (...) {
+      if (timed && !device_.empty() && device_.back().first == size_) device_.pop_back();
+      if (new_run) runs_.pop_back();
+      throw;
     }
     block& b = blocks_.back();
     b.items[b.size - (room_ - size_)] = rec;
     ++size_;
   }
   std::uint64_t size() const noexcept { return size_; }
-  /// f(record, device outcome or nullptr) for each record kept, in order.
+  /// f(record, device outcome or nullptr, declared work or nullptr) for each record kept, in order.
   template <class F>
   void for_each(F&& f) const {
     std::uint64_t left = size_, position = 0;
-    std::size_t d = 0;
+    std::size_t d = 0, w = 0;
     for (const block& b : blocks_)
       for (std::uint64_t i = 0; i < b.size && left > 0; ++i, --left, ++position) {
         const bool timed = d < device_.size() && device_[d].first == position;
-        f(b.items[i], timed ? &device_[d++].second : nullptr);
+        const bool worked = w < work_.size() && work_[w].first == position;
+        f(b.items[i], timed ? &device_[d++].second : nullptr, worked ? &work_[w++].second : nullptr);
       }
   }
   const std::vector<record_run>& runs() const noexcept { return runs_; }
@@ -118,6 +121,7 @@ class record_store {
     std::vector<block>().swap(blocks_);
     std::vector<record_run>().swap(runs_);
     std::vector<std::pair<std::uint64_t, device_outcome>>().swap(device_);
+    std::vector<std::pair<std::uint64_t, joined_work>>().swap(work_);
     size_ = room_ = 0;
   }
 
@@ -129,6 +133,7 @@ class record_store {
   std::vector<block> blocks_;
   std::vector<record_run> runs_;
   std::vector<std::pair<std::uint64_t, device_outcome>> device_;  // position, outcome
+  std::vector<std::pair<std::uint64_t, joined_work>> work_;       // position, declared work
   std::uint64_t size_ = 0, room_ = 0;
 };
 
@@ -140,6 +145,7 @@ class record_ring {
     std::uint64_t index;
     const thread_buffer* thread;
     device_outcome device;
+    joined_work work;
   };
   /// Room for n records (allocated as they come). Forgets what it held.
   void reset(std::uint64_t n) noexcept {

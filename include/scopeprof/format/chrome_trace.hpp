@@ -26,6 +26,7 @@
 #include <scopeprof/version.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <map>
@@ -404,6 +405,32 @@ inline void append_trace_activity(output_sink& sink, const trace_tables& t, cons
   sink.commit(p);
 }
 
+/// A double that reads back exactly (%.17g, decimal point whatever the locale), or null when not finite.
+/// Writes at most 24 characters.
+inline char* trace_put_double(char* p, double v) noexcept {
+  if (!std::isfinite(v)) return trace_put(p, "null");
+  const int n = std::snprintf(p, 25, "%.17g", v);
+  for (int i = 0; i < n; ++i)
+    if (p[i] == ',') p[i] = '.';
+  return p + (n > 0 ? n : 0);
+}
+
+/// The declared-work cells of a scopeprofScopes row: bytes, FLOPs, and the GB/s and TFLOP/s they give over
+/// the instance's device span (null where the instance declared none, or has no span).
+inline char* trace_put_work_cells(char* p, const scope_instance& s) noexcept {
+  if (!s.has_work) return trace_put(p, ",null,null,null,null");
+  p = trace_put(p, ",");
+  p = trace_put_double(p, s.work_bytes);
+  p = trace_put(p, ",");
+  p = trace_put_double(p, s.work_flops);
+  const bool span = s.device == device_status::ok && s.device_span_ns() > 0;
+  const double ns = span ? static_cast<double>(s.device_span_ns()) : 0.0;
+  p = trace_put(p, ",");
+  p = trace_put_double(p, span && s.work_bytes > 0 ? s.work_bytes / ns : std::nan(""));  // bytes/ns = GB/s
+  p = trace_put(p, ",");
+  return trace_put_double(p, span && s.work_flops > 0 ? s.work_flops / ns / 1e3 : std::nan(""));
+}
+
 /// One row of the scopeprofScopes table (the figures of the k-th user_annotation slice).
 inline void append_trace_scope_row(output_sink& sink, const trace_tables& t, const scope_instance& s, bool first) {
   char* p = sink.reserve(trace_event_room);
@@ -429,7 +456,9 @@ inline void append_trace_scope_row(output_sink& sink, const trace_tables& t, con
                    : s.device == device_status::captured ? ",\"n/a (captured)\""
                    : s.device == device_status::invalid  ? ",\"n/a (CUDA error)\""
                                                          : ",\"n/a\"");
-  p = trace_put(p, s.orphan ? ",true]" : ",false]");
+  p = trace_put(p, s.orphan ? ",true" : ",false");
+  p = trace_put_work_cells(p, s);
+  p = trace_put(p, "]");
   sink.commit(p);
 }
 
@@ -455,7 +484,8 @@ inline void serialize_chrome_trace(const report& rep, output_sink& sink) {
   append_trace_steps(sink, rep, t.pid, t.origin_ns);  // after the scopes: see detail/trace_steps.hpp
   sink.append(
       "\n],\"scopeprofScopes\":{\"fields\":[\"host_self_us\",\"device_span_us\",\"device_self_us\",\"device_busy_us\","
-      "\"kernels\",\"device\",\"orphan\"],\"rows\":[");
+      "\"kernels\",\"device\",\"orphan\",\"declared_bytes\",\"declared_flops\",\"achieved_gb_per_s\","
+      "\"achieved_tflop_per_s\"],\"rows\":[");
   for (std::size_t i = 0; i < rep.instances().size(); ++i) {
     sink.row_done();
     append_trace_scope_row(sink, t, rep.instances()[i], i == 0);

@@ -4,14 +4,18 @@
 //   view=tree  one row per call path; "row" numbers the tree rows, "parent" points at the parent row
 // Device cells are empty where there is no valid device time; device_status says why. The *_med_us,
 // *_p90_us and *_p99_us cells are within 1/129 relative (log-bucket histogram); every other cell is exact
-// (meta row "quantiles" says so in the file).
+// (meta row "quantiles" says so in the file). The last seven columns are the declared work (PROF_SCOPE_WORK,
+// add_work) of flat and tree rows and the rates derived from it (work_rate.hpp); empty where none was
+// declared, and a rate is empty where it does not exist (work_basis says over what time, or n/a).
 #pragma once
 
 #include <scopeprof/detail/process_text.hpp>
 #include <scopeprof/detail/sink.hpp>
 #include <scopeprof/detail/text.hpp>
 #include <scopeprof/report.hpp>
+#include <scopeprof/work_rate.hpp>
 
+#include <cmath>
 #include <string>
 
 SCOPEPROF_NAMESPACE_BEGIN
@@ -28,7 +32,8 @@ inline void append_csv_header(std::string& out) {
       "device_med_us,device_min_us,device_max_us,device_stddev_us,host_device_ratio,device_status,device_busy_us,"
       "device_busy_self_us,kernels,copies,cupti_status,kernel_time_pct,host_p90_us,host_p99_us,device_p90_us,"
       "device_p99_us,host_self_avg_us,host_self_med_us,host_self_p99_us,host_self_max_us,device_self_avg_us,"
-      "device_self_med_us,device_self_p99_us,device_self_max_us\r\n";
+      "device_self_med_us,device_self_p99_us,device_self_max_us,declared_calls,declared_bytes,declared_flops,"
+      "work_basis,achieved_gb_per_s,achieved_tflop_per_s,declared_flop_per_byte\r\n";
 }
 
 /// The 12 trailing statistics cells (from host_p90_us on), each with its leading comma; the device ones
@@ -46,8 +51,21 @@ inline void append_csv_tail_stats(std::string& out, const duration_stats& host, 
   else out += ",,,,";
 }
 
-/// Empty trailing statistics cells.
-constexpr const char* csv_empty_tail = ",,,,,,,,,,,,";
+/// Empty trailing cells: the statistics and the declared work.
+constexpr const char* csv_empty_tail = ",,,,,,,,,,,,,,,,,,,";
+
+/// The seven declared-work cells, each with its leading comma (empty when the row declared none).
+inline void append_csv_work_cells(std::string& out, const declared_work& w) {
+  if (!w.any()) {
+    out += ",,,,,,,";
+    return;
+  }
+  const work_rate r = rate_of(w);
+  const auto cell = [&](double v, int digits) { return std::isfinite(v) ? format_fixed(v, digits) : std::string(); };
+  out += ',' + std::to_string(w.calls) + ',' + cell(w.bytes, 0) + ',' + cell(w.flops, 0) + ',' +
+         work_basis_text(r.basis) + ',' + cell(r.bytes_per_s / 1e9, 3) + ',' + cell(r.flops_per_s / 1e12, 6) + ',' +
+         cell(r.intensity, 4);
+}
 
 /// CUPTI cells: filled where the CUPTI evidence is valid, else empty with cupti_status saying why.
 inline void append_csv_cupti_cells(std::string& out, const evidence& sources, std::int64_t busy, std::int64_t busy_self,
@@ -105,6 +123,14 @@ inline void append_csv_meta_rows(std::string& out, const report& rep) {
       append_csv_meta_row(out, "step_host_max_us", csv_us(steps.host.max));
     }
   }
+  const work_counts& w = rep.work();
+  if (w.any()) {
+    append_csv_meta_row(out, "work_declared", std::to_string(w.declared));
+    append_csv_meta_row(out, "work_no_scope", std::to_string(w.no_scope));
+    append_csv_meta_row(out, "work_lost", std::to_string(w.lost));
+    append_csv_meta_row(out, "work_rejected", std::to_string(w.rejected));
+    append_csv_meta_row(out, "work_pending", std::to_string(w.pending));
+  }
   append_csv_meta_row(out, "quantiles",
                       "*_med_us, *_p90_us and *_p99_us are within 1/129 relative (log-bucket histogram); every other "
                       "figure is exact");
@@ -133,6 +159,7 @@ inline void append_csv_flat_row(std::string& out, const flat_row& f, std::size_t
   }
   append_csv_cupti_cells(out, sources, f.device_busy_ns, f.device_busy_self_ns, f.kernels, f.copies);
   append_csv_tail_stats(out, f.host, f.host_self, f.device, f.device_self);
+  append_csv_work_cells(out, f.work);
   out += "\r\n";
 }
 
@@ -155,6 +182,7 @@ inline void append_csv_tree_row(std::string& out, const tree_row& t, std::size_t
   }
   append_csv_cupti_cells(out, sources, t.device_busy_ns, t.device_busy_self_ns, t.kernels, t.copies);
   append_csv_tail_stats(out, t.host, t.host_self, t.device, t.device_self);
+  append_csv_work_cells(out, t.work);
   out += "\r\n";
 }
 
@@ -167,7 +195,7 @@ inline void append_csv_kernel_row(std::string& out, const kernel_summary_row& k,
   out += ',' + std::to_string(k.time.count) + ",,,,,,,,,," + csv_us(k.time.sum) + ",," + csv_us(k.time.mean) + ',' +
          csv_us(k.time.median) + ',' + csv_us(k.time.min) + ',' + csv_us(k.time.max) + ',' + csv_us(k.time.stddev) +
          ",,ok,,,,,ok," + format_fixed(k.time_pct, 3) + ",,," + csv_us(k.time.p90) + ',' + csv_us(k.time.p99) +
-         ",,,,,,,,\r\n";
+         ",,,,,,,,,,,,,,,\r\n";
 }
 
 /// The csv report of `rep`, streamed into `sink`.

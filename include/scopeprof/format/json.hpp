@@ -6,8 +6,10 @@
 #include <scopeprof/detail/text.hpp>
 #include <scopeprof/report.hpp>
 #include <scopeprof/version.hpp>
+#include <scopeprof/work_rate.hpp>
 
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,60 @@ inline void append_json_number(std::string& out, double v) {
     return;
   }
   out += format_fixed(v, 1);
+}
+
+/// A double that reads back exactly (shortest round-trip form of %.17g); null when not finite.
+inline void append_json_double(std::string& out, double v) {
+  if (!std::isfinite(v)) {
+    out += "null";
+    return;
+  }
+  char buf[32];
+  const int n = std::snprintf(buf, sizeof buf, "%.17g", v);
+  for (int i = 0; i < n; ++i)
+    if (buf[i] == ',') buf[i] = '.';  // a program's LC_NUMERIC with a decimal comma
+  out.append(buf, n > 0 ? static_cast<std::size_t>(n) : 0);
+}
+
+/// `,"work":{...}` of a row that declared work (null when none): the sums, then the derived rates (null
+/// where they do not exist) and what they divide by.
+inline void append_json_work(std::string& out, const declared_work& w) {
+  out += ",\"work\":";
+  if (!w.any()) {
+    out += "null";
+    return;
+  }
+  out += "{\"calls\":" + std::to_string(w.calls) + ",\"bytes\":";
+  append_json_double(out, w.bytes);
+  out += ",\"flops\":";
+  append_json_double(out, w.flops);
+  out += ",\"device_calls\":" + std::to_string(w.device_calls) + ",\"device_bytes\":";
+  append_json_double(out, w.device_bytes);
+  out += ",\"device_flops\":";
+  append_json_double(out, w.device_flops);
+  out += ",\"device_span\":" + std::to_string(w.device_ns) + ",\"device_id\":" + std::to_string(w.device);
+  out += ",\"host_calls\":" + std::to_string(w.host_calls) + ",\"host_bytes\":";
+  append_json_double(out, w.host_bytes);
+  out += ",\"host_flops\":";
+  append_json_double(out, w.host_flops);
+  out += ",\"host\":" + std::to_string(w.host_ns) + ",\"unmeasured\":" + std::to_string(w.unmeasured);
+  const work_rate r = rate_of(w);
+  out += ",\"basis\":";
+  append_json_string(out, work_basis_text(r.basis));
+  out += ",\"bytes_per_s\":";
+  append_json_double(out, r.bytes_per_s);
+  out += ",\"flops_per_s\":";
+  append_json_double(out, r.flops_per_s);
+  out += ",\"flop_per_byte\":";
+  append_json_double(out, r.intensity);
+  out += '}';
+}
+
+/// `,"work":{...}`: what became of every declaration of work in the run.
+inline void append_json_work_counts(std::string& out, const work_counts& w) {
+  out += ",\"work\":{\"declared\":" + std::to_string(w.declared) + ",\"no_scope\":" + std::to_string(w.no_scope) +
+         ",\"lost\":" + std::to_string(w.lost) + ",\"rejected\":" + std::to_string(w.rejected) +
+         ",\"pending\":" + std::to_string(w.pending) + "}";
 }
 
 inline void append_json_counts(std::string& out, const scope_counts& c) {
@@ -81,6 +137,7 @@ inline void append_json_head(std::string& out, const report& rep) {
   append_json_string(out, rep.timeline().policy);
   out += ",\"kept\":" + std::to_string(rep.timeline().kept) + ",\"left_out\":" + std::to_string(rep.timeline().left_out) + "}";
   out += ",\"orphans\":" + std::to_string(rep.orphan_count());
+  append_json_work_counts(out, rep.work());
   out += ",\"evidence\":{\"host\":";
   append_json_string(out, rep.sources().host);
   out += ",\"device\":";
@@ -130,6 +187,7 @@ inline void append_json_flat_row(std::string& out, const flat_row& f, bool cupti
   append_json_string(out, device_status_text(f.device_calls, f.device_captured, f.device_invalid));
   out += ",\"cupti\":";
   append_json_cupti(out, cupti_valid, f.device_busy_ns, f.device_busy_self_ns, f.kernels, f.copies);
+  append_json_work(out, f.work);
   out += '}';
 }
 
@@ -153,6 +211,7 @@ inline void append_json_tree_row(std::string& out, const tree_row& t, bool cupti
   }
   out += ",\"cupti\":";
   append_json_cupti(out, cupti_valid, t.device_busy_ns, t.device_busy_self_ns, t.kernels, t.copies);
+  append_json_work(out, t.work);
   out += '}';
 }
 

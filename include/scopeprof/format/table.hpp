@@ -6,7 +6,10 @@
 #include <scopeprof/detail/process_text.hpp>
 #include <scopeprof/detail/text.hpp>
 #include <scopeprof/report.hpp>
+#include <scopeprof/work_rate.hpp>
 
+#include <cmath>
+#include <cstdio>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -126,6 +129,50 @@ inline void print_flat_table(const report& rep, std::ostream& out, bool cupti) {
   flat.print(out);
 }
 
+/// A declared quantity with an SI prefix and three significant digits: "1.23 GB", "850 MFLOP".
+inline std::string format_si(double v, const char* unit) {
+  static const char* const prefix[] = {"", "k", "M", "G", "T", "P", "E"};
+  std::size_t p = 0;
+  while (p + 1 < sizeof prefix / sizeof *prefix && (v >= 999.5 || v <= -999.5)) {
+    v /= 1000;
+    ++p;
+  }
+  char buf[48];
+  std::snprintf(buf, sizeof buf, v >= 99.95 || v <= -99.95 ? "%.0f %s%s" : v >= 9.995 || v <= -9.995 ? "%.1f %s%s" : "%.2f %s%s",
+                v, prefix[p], unit);
+  return buf;
+}
+
+/// A rate cell: the value with `digits` decimals, or "n/a".
+inline std::string rate_cell(double v, double scale, int digits) {
+  return std::isfinite(v) ? format_fixed(v / scale, digits) : std::string("n/a");
+}
+
+/// The declared-work view, only when some scope declared work: per name, the declared sums and the rates
+/// they give over device span (or host time where no instance with work has a span, marked "host").
+inline void print_work_table(const report& rep, std::ostream& out) {
+  bool any = false;
+  for (const auto& f : rep.flat()) any |= f.work.any();
+  if (!any) return;
+  out << "\nDeclared work (PROF_SCOPE_WORK / add_work: bytes and FLOPs as the program declares them; rates over\n"
+         "the device span of the instances that declared work, or over their host time where none has a span):\n";
+  text_table t{{"Name", "Calls", "Declared bytes", "Declared FLOPs", "Over", "Time", "GB/s", "TFLOP/s", "FLOP/B"},
+               {true, false, false, false, true, false, false, false, false},
+               {}};
+  for (const auto& f : rep.flat()) {
+    if (!f.work.any()) continue;
+    const work_rate r = rate_of(f.work);
+    const std::string over = r.basis == work_basis::none ? std::string("n/a (") + r.why_not + ")" : work_basis_text(r.basis);
+    t.rows.push_back({display_name(f.name), std::to_string(f.work.calls), format_si(f.work.bytes, "B"),
+                      format_si(f.work.flops, "FLOP"), over,
+                      r.basis == work_basis::none ? std::string("n/a") : format_duration_ns(r.seconds * 1e9),
+                      rate_cell(r.bytes_per_s, 1e9, 1), rate_cell(r.flops_per_s, 1e12, 3), rate_cell(r.intensity, 1, 3)});
+  }
+  t.print(out);
+  const work_counts& w = rep.work();
+  if (w.pending) out << "Note: " << w.pending << " declarations wait for scopes still open (not in the table).\n";
+}
+
 /// The kernel summary (CUPTI): one row per (scope, kernel).
 inline void print_kernel_table(const report& rep, std::ostream& out) {
   out << "\nKernels by scope (CUPTI; Time % = share of all kernel time; Avg/Med/Min/Max/StdDev per instance;\n"
@@ -196,6 +243,7 @@ inline void print_tables(const report& rep, std::ostream& out) {
   const bool cupti = rep.sources().cupti_valid;
   print_tree_table(rep, out, cupti);
   print_flat_table(rep, out, cupti);
+  print_work_table(rep, out);
   if (cupti) print_kernel_table(rep, out);
   print_step_table(rep, out);
   print_report_notes(rep, out, cupti);

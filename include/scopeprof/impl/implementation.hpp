@@ -9,6 +9,7 @@
 #endif
 
 #include <scopeprof/impl/recorder.hpp>
+#include <scopeprof/impl/work.hpp>
 #include <scopeprof/impl/drain.hpp>
 #include <scopeprof/impl/cuda_events.hpp>
 #include <scopeprof/impl/cupti.hpp>

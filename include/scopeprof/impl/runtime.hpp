@@ -165,6 +165,7 @@ inline void fill_snapshot(const registry& r, const registry_view& view, const ti
                     " scopes ran on threads without a record buffer (out of memory, or in thread exit) and were dropped\n";
   }
   raw.steps_lost = r.steps_lost.load(std::memory_order_relaxed);
+  work_snapshot(r, d, view, raw);
   if (raw.counts.dropped)
     raw.warnings += "  warning: " + std::to_string(raw.counts.dropped) +
                     " finished scopes were dropped because " + std::to_string(r.max_records.load()) +
@@ -357,6 +358,9 @@ SCOPEPROF_API void reset() noexcept {
       std::lock_guard<std::mutex> lock(r.mu);
       r.unattached_floor = r.unattached_drops.load(std::memory_order_relaxed);
     }
+    r.work_no_scope_floor = r.work_no_scope.load(std::memory_order_relaxed);
+    r.work_rejected_floor = r.work_rejected.load(std::memory_order_relaxed);
+    r.work_no_memory_floor = r.work_no_memory.load(std::memory_order_relaxed);
     std::vector<reset_thread> threads;  // (buffer, exited)
     threads.reserve(view.threads.size());
     std::vector<thread_buffer*> emptied;

@@ -52,6 +52,22 @@ struct record_share {
   }
 };
 
+/// One instance's declared work into a row's (or a path's) sums.
+inline void add_instance_work(declared_work& w, const scope_instance& s) noexcept {
+  if (!s.has_work) return;
+  const work_timing timing = s.device == device_status::ok          ? work_timing::device
+                             : s.device == device_status::not_timed ? work_timing::host
+                                                                    : work_timing::unmeasured;
+  w.add(s.work_bytes, s.work_flops, timing, s.host_total_ns(), s.device_span_ns(), s.device_id);
+}
+
+/// A fold node's declared work, its host time from ticks to ns.
+inline declared_work work_in_ns(const declared_work& w, double ns_per_tick) noexcept {
+  declared_work out = w;
+  if (ns_per_tick != 1.0) out.host_ns = static_cast<std::int64_t>(static_cast<double>(w.host_ns) * ns_per_tick + 0.5);
+  return out;
+}
+
 /// The four distributions behind a row's (or a path's) statistics. `host_scale`: ns per unit of host and
 /// host_self (1, or ns per tick when they come from the fold).
 struct row_distributions {
@@ -83,6 +99,7 @@ inline void add_to_flat_row(flat_row& row, const scope_instance& s, bool outermo
     ++row.calls;
     row.host_self_ns += s.host_self_ns;
     if (outermost) row.host_total_ns += s.host_total_ns();
+    add_instance_work(row.work, s);  // with a fold, the work comes from it
   }
   if (outermost) {
     row.kernels += s.kernels;
@@ -140,6 +157,7 @@ inline std::int64_t add_fold_to_flat_rows(const folded_paths& fold, const std::v
     dist[g].host.merge(n.stats.host_total);
     dist[g].host_self.merge(n.stats.host_self);
     dist[g].host_scale = k;
+    row.work.merge(work_in_ns(n.stats.work, k));
     if (fold.device && n.stats.device_total.stats.count != 0) {
       row.device_calls += n.stats.device_total.stats.count;
       row.device_self_ns += n.stats.device_self.stats.sum;

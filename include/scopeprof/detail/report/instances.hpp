@@ -85,6 +85,9 @@ inline scope_instance instance_of_record(const raw_instance& x, std::uint32_t th
   s.stream = x.stream;
   s.device_begin_ns = x.device_begin_ns;
   s.device_end_ns = x.device_end_ns;
+  s.has_work = x.has_work;
+  s.work_bytes = x.work_bytes;
+  s.work_flops = x.work_flops;
   return s;
 }
 

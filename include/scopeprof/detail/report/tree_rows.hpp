@@ -32,6 +32,7 @@ inline void add_to_tree_row(tree_row& row, const scope_instance& s, record_share
     ++row.calls;
     row.host_total_ns += s.host_total_ns();
     row.host_self_ns += s.host_self_ns;
+    add_instance_work(row.work, s);  // with a fold, the work comes from it
   }
   row.kernels += s.kernels;
   row.copies += s.copies;
@@ -96,6 +97,7 @@ inline void add_fold_to_paths(const folded_paths& fold, path_index& index, path_
     p.nodes[n].dist.host.merge(f.stats.host_total);
     p.nodes[n].dist.host_self.merge(f.stats.host_self);
     p.nodes[n].dist.host_scale = k;
+    row.work.merge(work_in_ns(f.stats.work, k));
     if (fold.device && f.stats.device_total.stats.count != 0) {
       row.device_calls += f.stats.device_total.stats.count;
       row.device_total_ns += f.stats.device_total.stats.sum;
