@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -39,6 +40,8 @@ class report_loader {
     read_timeline(f.object("timeline"), r);
     r.orphans_ = f.u64("orphans");
     if (f.has("work")) r.work_ = read_work_counts(f.object("work"));  // reports before declared work lack it
+    if (f.has("device_peaks"))
+      for (const fields& p : f.array("device_peaks")) r.peaks_.push_back(read_peak(p));
     r.sources_ = read_evidence(f.object("evidence"));
     r.warnings_ = f.text("warnings");
     const std::string note = "re-read from " + source_name + ", which holds the tables but no timeline";
@@ -83,6 +86,32 @@ class report_loader {
     r.timeline_.policy = f.text("policy");
     r.timeline_.kept = 0;
     r.timeline_.left_out = r.counts_.recorded;
+  }
+
+  /// A double field that may be null (an unknown peak).
+  static double number_or_nan(const fields& f, const char* key) {
+    const fields v = f.field(key);
+    return v.is_null() ? std::nan("") : v.as_number();
+  }
+
+  static device_peak read_peak(const fields& f) {
+    device_peak p;
+    p.device = static_cast<std::int32_t>(f.i64("device"));
+    p.name = f.text("name");
+    p.cc_major = static_cast<int>(f.i64("cc_major"));
+    p.cc_minor = static_cast<int>(f.i64("cc_minor"));
+    p.sm_count = static_cast<int>(f.i64("sm_count"));
+    p.sm_clock_hz = f.number("sm_clock_hz");
+    p.memory_clock_hz = f.number("memory_clock_hz");
+    p.bus_width_bits = static_cast<int>(f.i64("bus_width_bits"));
+    p.l2_bytes = f.i64("l2_bytes");
+    p.spec_bytes_per_s = number_or_nan(f, "spec_bytes_per_s");
+    p.spec_flops_per_s = number_or_nan(f, "spec_flops_per_s");
+    p.measured_bytes_per_s = number_or_nan(f, "measured_bytes_per_s");
+    p.measured_flops_per_s = number_or_nan(f, "measured_flops_per_s");
+    p.measured_note = f.text("measured_note");
+    if (p.device < 0) f.fail("device " + std::to_string(p.device) + " is not a device id");
+    return p;
   }
 
   static work_counts read_work_counts(const fields& f) {

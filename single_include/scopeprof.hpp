@@ -411,6 +411,53 @@ struct declared_work {
 
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/declared_work.hpp ----
+// ---- begin scopeprof/device_peak.hpp ----
+// scopeprof: what a device can do at best, for the "% of peak" of declared work (work_rate.hpp): the
+// theoretical peak from the device's attributes (labelled "spec") and, after calibrate_device() or
+// SCOPEPROF_CALIBRATE=1, the peak measured on it (labelled "measured").
+
+
+#include <cstdint>
+#include <limits>
+#include <string>
+
+SCOPEPROF_NAMESPACE_BEGIN
+
+/// @brief One CUDA device's peaks. NaN where a figure is unknown; the notes say how each was obtained.
+struct device_peak {
+  std::int32_t device = -1;
+  std::string name;               ///< as the driver names the device
+  int cc_major = 0, cc_minor = 0;  ///< compute capability
+  int sm_count = 0;
+  double sm_clock_hz = 0;          ///< the attribute's peak SM clock
+  double memory_clock_hz = 0;      ///< the attribute's peak memory clock
+  int bus_width_bits = 0;
+  std::int64_t l2_bytes = 0;
+  /// Spec: memory clock x 2 (double data rate) x bus width / 8.
+  double spec_bytes_per_s = std::numeric_limits<double>::quiet_NaN();
+  /// Spec: FP32 FMA lanes per SM (by compute capability) x 2 x SMs x SM clock (non-tensor FP32).
+  double spec_flops_per_s = std::numeric_limits<double>::quiet_NaN();
+  /// Measured (calibrate_device): a device-to-device copy timed with CUDA events, read + write bytes.
+  double measured_bytes_per_s = std::numeric_limits<double>::quiet_NaN();
+  /// Measured: an FP32 FMA kernel over every SM, timed with CUDA events.
+  double measured_flops_per_s = std::numeric_limits<double>::quiet_NaN();
+  std::string measured_note;      ///< how the measured figures were taken, or why there are none
+};
+
+/// @brief FP32 FMA lanes per SM for a compute capability (0 when not known to this version).
+inline int fp32_lanes_per_sm(int major, int minor) noexcept {
+  switch (major) {
+    case 5: return 128;
+    case 6: return minor == 0 ? 64 : 128;
+    case 7: return 64;
+    case 8: return minor == 0 ? 64 : 128;
+    case 9: case 10: case 11: case 12: return 128;
+    default: return 0;
+  }
+}
+
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/device_peak.hpp ----
 
 #include <cstdint>
 #include <string>
@@ -703,7 +750,8 @@ SCOPEPROF_NAMESPACE_END
 // some were not device-timed at all (and then labelled so). Instances whose device time could not be
 // measured (captured, CUDA error) never give a rate. Declared bytes and FLOPs are the program's claim; every figure derived here says "declared".
 // A rate is never made from a zero or missing time, nor from a quantity that was not declared: it is n/a,
-// with the reason.
+// with the reason. Next to a device's peaks (device_peak.hpp) the rates become percentages of the spec and
+// of the measured peak, and the roofline's ridge point says which bound applies.
 
 
 #include <cmath>
@@ -768,6 +816,45 @@ inline work_rate rate_of(const declared_work& w) noexcept {
   return r;
 }
 
+/// @brief A row's rates next to its device's peaks: percent of the spec and of the measured peak (NaN where
+/// either side is missing), which roofline bound applies, and whether its working set fits in L2.
+struct work_vs_peak {
+  bool valid = false;        ///< device rates on one device whose peaks are known
+  double pct_bw_spec = std::numeric_limits<double>::quiet_NaN();
+  double pct_bw_measured = std::numeric_limits<double>::quiet_NaN();
+  double pct_flops_spec = std::numeric_limits<double>::quiet_NaN();
+  double pct_flops_measured = std::numeric_limits<double>::quiet_NaN();
+  /// "memory" or "compute": the declared intensity against the ridge point (peak FLOP/s over peak bytes/s,
+  /// measured where both are measured, else spec); a block that declared only bytes is memory-bound, one
+  /// that declared only FLOPs compute-bound; "n/a" when no ridge is known.
+  const char* bound = "n/a";
+  double ridge = std::numeric_limits<double>::quiet_NaN();  ///< FLOP per byte where the bounds meet
+  bool fits_l2 = false;      ///< declared bytes per call within the L2 cache: bandwidth may exceed DRAM's
+};
+
+/// @brief Where the rates `r` of `w` stand against `peak` (the peaks of w.device; nullptr: unknown).
+inline work_vs_peak against_peak(const work_rate& r, const declared_work& w, const device_peak* peak) noexcept {
+  work_vs_peak out;
+  if (r.basis != work_basis::device || peak == nullptr || w.device < 0 || peak->device != w.device) return out;
+  out.valid = true;
+  const auto pct = [](double v, double p) {
+    return std::isfinite(v) && std::isfinite(p) && p > 0 ? 100.0 * v / p : std::numeric_limits<double>::quiet_NaN();
+  };
+  out.pct_bw_spec = pct(r.bytes_per_s, peak->spec_bytes_per_s);
+  out.pct_bw_measured = pct(r.bytes_per_s, peak->measured_bytes_per_s);
+  out.pct_flops_spec = pct(r.flops_per_s, peak->spec_flops_per_s);
+  out.pct_flops_measured = pct(r.flops_per_s, peak->measured_flops_per_s);
+  const bool measured = std::isfinite(peak->measured_bytes_per_s) && std::isfinite(peak->measured_flops_per_s);
+  const double bw = measured ? peak->measured_bytes_per_s : peak->spec_bytes_per_s;
+  const double fl = measured ? peak->measured_flops_per_s : peak->spec_flops_per_s;
+  if (std::isfinite(bw) && std::isfinite(fl) && bw > 0) out.ridge = fl / bw;
+  if (r.bytes > 0 && !(r.flops > 0)) out.bound = "memory";
+  else if (r.flops > 0 && !(r.bytes > 0)) out.bound = "compute";
+  else if (std::isfinite(out.ridge) && std::isfinite(r.intensity)) out.bound = r.intensity < out.ridge ? "memory" : "compute";
+  out.fits_l2 = peak->l2_bytes > 0 && r.calls > 0 && r.bytes / static_cast<double>(r.calls) <= static_cast<double>(peak->l2_bytes);
+  return out;
+}
+
 /// @brief "device", "host" or "n/a": what the rates of a row divide by.
 inline const char* work_basis_text(work_basis b) noexcept {
   switch (b) {
@@ -826,6 +913,15 @@ class report {
   std::uint64_t orphan_count() const noexcept { return orphans_; }
   /// What became of the work declared with PROF_SCOPE_WORK and add_work() (rows hold the sums).
   const work_counts& work() const noexcept { return work_; }
+  /// The peaks of the devices scopes timed on (spec from their attributes; measured after
+  /// calibrate_device() or SCOPEPROF_CALIBRATE=1), by device id.
+  const std::vector<device_peak>& device_peaks() const noexcept { return peaks_; }
+  /// The peaks of device `id`, or nullptr.
+  const device_peak* peak_of(std::int32_t id) const noexcept {
+    for (const auto& p : peaks_)
+      if (p.device == id) return &p;
+    return nullptr;
+  }
   /// CUPTI kernels, copies and memsets by begin time (empty unless sources().cupti_valid).
   const std::vector<device_activity>& activities() const noexcept { return activities_; }
   /// Kernel names exactly as CUPTI gives them (C++ kernels mangled), indexed by device_activity::name.
@@ -888,6 +984,7 @@ class report {
   process_desc process_;
   std::uint64_t orphans_ = 0;
   work_counts work_;
+  std::vector<device_peak> peaks_;
   std::vector<device_activity> activities_;
   std::vector<std::string> activity_names_;
   std::vector<std::string> activity_demangled_;
@@ -2051,6 +2148,8 @@ SCOPEPROF_NAMESPACE_END
 //   SCOPEPROF_DEVICE=0|1          device timing from CUDA events (CUDA builds; default 1)
 //   SCOPEPROF_DEVICE_SAMPLE=N     device-time every Nth entry of each call site (default 1: every entry)
 //   SCOPEPROF_DEVICE_WAIT_MS=N    longest collect() waits for a stream's newest event (default 5000)
+//   SCOPEPROF_CALIBRATE=0|1       measure each device's peak bandwidth and FLOP rate on its first use
+//                                 (calibrate_device(); default 0: spec figures only)
 //   SCOPEPROF_CUPTI=0|1           CUPTI collector (SCOPEPROF_WITH_CUPTI builds; default 0: CUPTI untouched)
 //   SCOPEPROF_CUPTI_LIBRARY=PATH  the libcupti to load (default: one already loaded, else libcupti.so.13)
 //   SCOPEPROF_CUPTI_API=0|1       CUPTI records of the launching API calls, for the trace (default 1)
@@ -2127,6 +2226,14 @@ SCOPEPROF_API void next_step() noexcept;
 /// FLOP/byte from it, labelled "declared". A call with no scope open, or with negative, NaN or infinite
 /// values, adds nothing and is counted in the report. Lock-free; no allocation in steady state (chunks of 1024 marks are reused).
 SCOPEPROF_API void add_work(double bytes, double flops = 0) noexcept;
+
+/// @brief Measure device `device`'s peaks (-1: the calling thread's current device): a device-to-device
+/// copy and an FP32 FMA kernel, each timed with CUDA events on a private stream, once per device. Reports
+/// then give declared work's rates as a percentage of this "measured" peak beside the "spec" one (from
+/// the device's attributes). Waits for its own work only (tens of ms); call it before the program's GPU
+/// work, while the device is idle, for clean figures. SCOPEPROF_CALIBRATE=1 does it on each device's first
+/// use. False, with a warning, where there is no device or a figure could not be measured.
+SCOPEPROF_API bool calibrate_device(int device = -1) noexcept;
 
 /// @brief A snapshot of all finished scopes of all threads (running threads keep running; nothing waits
 /// for them, and no scope waits for collect()). Never throws: on failure the report is empty and its
@@ -3588,6 +3695,7 @@ struct raw_snapshot {
   timeline_counts timeline;
   std::uint64_t device_unresolved = 0;  // device-timed scopes folded while their work still ran (no span)
   work_counts work;                     // what became of the declared work
+  std::vector<device_peak> peaks;       // the devices scopes timed on: spec and measured peaks
 };
 
 /// Build a report from a raw snapshot (collect() does this; tests may too, with <scopeprof.hpp> and this
@@ -5667,6 +5775,8 @@ struct device_context {
   std::atomic<std::uint64_t> events_created{0};    // pool events (reference events are counted apart)
   std::atomic<std::uint64_t> events_destroyed{0};
   std::uint64_t scopes_timed = 0;  // resolved spans, for the report header
+  device_peak peak;                // under mu: spec figures once read (peak.device >= 0), measured ones
+                                   // once calibrated (impl/cuda_peak.hpp)
 };
 
 struct device_registry {
@@ -5774,6 +5884,12 @@ SCOPEPROF_NOINLINE inline bool prepare_device(device_context& ctx) noexcept {
   return true;
 }
 
+/// SCOPEPROF_CALIBRATE=1: measure each device's peaks on its first use (impl/cuda_peak.hpp).
+inline std::atomic<bool> g_calibrate_on_first_use{false};
+/// Measure the peaks of `ctx`'s device (the calling thread's current device); the result and how it was
+/// taken go into ctx.peak. Returns true when both figures were measured.
+SCOPEPROF_API bool calibrate_context(device_context& ctx) noexcept;
+
 /// The device's context, prepared on first use (`prepared_now` says so); nullptr if it cannot be used.
 inline device_context* context_for(int device, bool& prepared_now) noexcept {
   device_registry& d = the_devices();
@@ -5782,6 +5898,7 @@ inline device_context* context_for(int device, bool& prepared_now) noexcept {
   if (SCOPEPROF_UNLIKELY(!ctx->ready.load(std::memory_order_acquire))) {
     prepared_now = true;
     if (!prepare_device(*ctx)) return nullptr;
+    if (g_calibrate_on_first_use.load(std::memory_order_relaxed)) calibrate_context(*ctx);
   }
   return ctx->failed.load(std::memory_order_acquire) ? nullptr : ctx;
 }
@@ -6335,6 +6452,302 @@ SCOPEPROF_API void set_device_timing(bool on) noexcept {
 SCOPEPROF_NAMESPACE_END
 SCOPEPROF_DETAIL_COLD_END
 // ---- end scopeprof/impl/cuda_events.hpp ----
+// ---- begin scopeprof/impl/cuda_peak.hpp ----
+// scopeprof: what each device can do at best (device_peak.hpp), for the "% of peak" of declared work. The
+// spec figures come from the device's attributes, read once per device at the first report. The measured
+// ones come from calibrate_device() (or SCOPEPROF_CALIBRATE=1, on a device's first use): a device-to-device
+// copy and an FP32 FMA kernel, each timed with a CUDA event pair on a private stream, best of a few runs.
+// The kernel is PTX text loaded through the runtime (cudaLibraryLoadData), so the library needs no CUDA
+// compiler. Calibration waits for its own events only, never for the program's work; the figures are
+// clean only when the GPU is otherwise idle, which is why it is opt-in and best called before the work.
+// Compiled once (SCOPEPROF_IMPLEMENTATION) or inline (header-only).
+
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+SCOPEPROF_DETAIL_COLD_BEGIN
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+#if SCOPEPROF_WITH_CUDA
+
+/// The spec figures of device `ordinal` from its attributes (NaN where one is missing).
+inline device_peak spec_peak_of(int ordinal) {
+  device_peak p;
+  p.device = ordinal;
+  const auto attr = [ordinal](cudaDeviceAttr a) {
+    int v = 0;
+    return cudaDeviceGetAttribute(&v, a, ordinal) == cudaSuccess ? v : 0;
+  };
+  p.cc_major = attr(cudaDevAttrComputeCapabilityMajor);
+  p.cc_minor = attr(cudaDevAttrComputeCapabilityMinor);
+  p.sm_count = attr(cudaDevAttrMultiProcessorCount);
+  p.sm_clock_hz = 1e3 * attr(cudaDevAttrClockRate);
+  p.memory_clock_hz = 1e3 * attr(cudaDevAttrMemoryClockRate);
+  p.bus_width_bits = attr(cudaDevAttrGlobalMemoryBusWidth);
+  p.l2_bytes = attr(cudaDevAttrL2CacheSize);
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, ordinal) == cudaSuccess) p.name = prop.name;
+  if (p.memory_clock_hz > 0 && p.bus_width_bits > 0) p.spec_bytes_per_s = p.memory_clock_hz * 2 * p.bus_width_bits / 8;
+  const int lanes = fp32_lanes_per_sm(p.cc_major, p.cc_minor);
+  if (lanes > 0 && p.sm_count > 0 && p.sm_clock_hz > 0) p.spec_flops_per_s = 2.0 * lanes * p.sm_count * p.sm_clock_hz;
+  return p;
+}
+
+/// The FMA kernel: 8 independent chains per thread, 32 FMAs per loop trip; the sum is stored so nothing is
+/// optimised away. FLOPs = 2 * 32 * iterations * threads.
+constexpr const char* calibration_ptx = R"(.version 7.0
+.target sm_75
+.address_size 64
+.visible .entry scopeprof_fma_peak(.param .u64 out, .param .u32 iters)
+{
+  .reg .pred %p;
+  .reg .b32 %i, %n, %t, %c, %w, %g;
+  .reg .f32 %a<8>, %s;
+  .reg .b64 %o, %off;
+  mov.u32 %t, %tid.x;
+  cvt.rn.f32.u32 %a0, %t;
+  add.f32 %a1, %a0, 0f3F800000;
+  add.f32 %a2, %a1, 0f3F800000;
+  add.f32 %a3, %a2, 0f3F800000;
+  add.f32 %a4, %a3, 0f3F800000;
+  add.f32 %a5, %a4, 0f3F800000;
+  add.f32 %a6, %a5, 0f3F800000;
+  add.f32 %a7, %a6, 0f3F800000;
+  ld.param.u32 %n, [iters];
+  mov.u32 %i, 0;
+LOOP:
+)"
+                                          R"(FMA8
+FMA8
+FMA8
+FMA8
+  add.u32 %i, %i, 1;
+  setp.lt.u32 %p, %i, %n;
+  @%p bra LOOP;
+  add.f32 %s, %a0, %a1;
+  add.f32 %s, %s, %a2;
+  add.f32 %s, %s, %a3;
+  add.f32 %s, %s, %a4;
+  add.f32 %s, %s, %a5;
+  add.f32 %s, %s, %a6;
+  add.f32 %s, %s, %a7;
+  mov.u32 %c, %ctaid.x;
+  mov.u32 %w, %ntid.x;
+  mad.lo.u32 %g, %c, %w, %t;
+  mul.wide.u32 %off, %g, 4;
+  ld.param.u64 %o, [out];
+  cvta.to.global.u64 %o, %o;
+  add.u64 %o, %o, %off;
+  st.global.f32 [%o], %s;
+  ret;
+}
+)";
+
+/// calibration_ptx with each FMA8 line expanded to eight independent FMAs (a = a * 0.99999994 + 1e-7).
+inline std::string calibration_source() {
+  std::string eight;
+  for (int k = 0; k < 8; ++k) {
+    const std::string r = "%a" + std::to_string(k);
+    eight += "  fma.rn.f32 " + r + ", " + r + ", 0f3F7FFFFF, 0f33D6BF95;\n";
+  }
+  std::string src = calibration_ptx;
+  for (std::size_t at; (at = src.find("FMA8\n")) != std::string::npos;) src.replace(at, 5, eight);
+  return src;
+}
+
+/// Times `launch` (which enqueues on `stream`) between two events, best of `runs` after one warm-up; in ms,
+/// or a negative value on an error (`e` says which).
+template <class Launch>
+float best_ms(cudaStream_t stream, int runs, Launch&& launch, cudaError_t& e) {
+  cudaEvent_t a = nullptr, b = nullptr;
+  float best = -1;
+  if ((e = cudaEventCreate(&a)) != cudaSuccess || (e = cudaEventCreate(&b)) != cudaSuccess) {
+    if (a != nullptr) cudaEventDestroy(a);
+    return -1;
+  }
+  for (int run = 0; run <= runs && e == cudaSuccess; ++run) {
+    float ms = 0;
+    if ((e = cudaEventRecord(a, stream)) != cudaSuccess || (e = launch()) != cudaSuccess ||
+        (e = cudaEventRecord(b, stream)) != cudaSuccess || (e = cudaEventSynchronize(b)) != cudaSuccess ||
+        (e = cudaEventElapsedTime(&ms, a, b)) != cudaSuccess)
+      break;
+    if (run > 0 && (best < 0 || ms < best)) best = ms;
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return e == cudaSuccess ? best : -1;
+}
+
+/// Device-to-device copy bandwidth (read + write bytes per second) on the current device; 0 and `why` on
+/// failure.
+inline double measure_copy(cudaStream_t stream, const device_peak& p, std::string& why) {
+  std::size_t free_bytes = 0, total_bytes = 0;
+  if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) free_bytes = 0;
+  std::size_t n = (std::max)(std::size_t{256} << 20, static_cast<std::size_t>(8 * (std::max<std::int64_t>)(p.l2_bytes, 0)));
+  if (free_bytes != 0) n = (std::min)(n, free_bytes / 4);
+  void* src = nullptr;
+  void* dst = nullptr;
+  cudaError_t e = cudaMalloc(&src, n);
+  if (e == cudaSuccess) e = cudaMalloc(&dst, n);
+  float ms = -1;
+  if (e == cudaSuccess) e = cudaMemsetAsync(src, 1, n, stream);
+  if (e == cudaSuccess)
+    ms = best_ms(stream, 5, [&] { return cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, stream); }, e);
+  if (dst != nullptr) cudaFree(dst);
+  if (src != nullptr) cudaFree(src);
+  if (e != cudaSuccess || ms <= 0) {
+    why = "copy: " + (e != cudaSuccess ? cuda_error_text(e) : std::string("no time"));
+    return 0;
+  }
+  return 2.0 * static_cast<double>(n) / (static_cast<double>(ms) * 1e-3);
+}
+
+/// FP32 FMA throughput (FLOP per second) on the current device; 0 and `why` on failure.
+inline double measure_fma(cudaStream_t stream, const device_peak& p, std::string& why) {
+#if CUDART_VERSION >= 12000
+  const std::string src = calibration_source();
+  cudaLibrary_t lib = nullptr;
+  cudaKernel_t kernel = nullptr;
+  cudaError_t e = cudaLibraryLoadData(&lib, src.c_str(), nullptr, nullptr, 0, nullptr, nullptr, 0);
+  if (e == cudaSuccess) e = cudaLibraryGetKernel(&kernel, lib, "scopeprof_fma_peak");
+  const unsigned blocks = static_cast<unsigned>((std::max)(p.sm_count, 1) * 8), threads = 256;
+  unsigned iters = 16384;
+  void* out = nullptr;
+  if (e == cudaSuccess) e = cudaMalloc(&out, std::size_t{blocks} * threads * sizeof(float));
+  float ms = -1;
+  if (e == cudaSuccess) {
+    void* args[] = {&out, &iters};
+    ms = best_ms(stream, 3, [&] {
+      return cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(blocks), dim3(threads), args, 0, stream);
+    }, e);
+  }
+  if (out != nullptr) cudaFree(out);
+  if (lib != nullptr) cudaLibraryUnload(lib);
+  if (e != cudaSuccess || ms <= 0) {
+    why = "FMA kernel: " + (e != cudaSuccess ? cuda_error_text(e) : std::string("no time"));
+    return 0;
+  }
+  return 2.0 * 32.0 * iters * blocks * threads / (static_cast<double>(ms) * 1e-3);
+#else
+  (void)stream;
+  (void)p;
+  why = "FMA kernel: needs the CUDA 12 runtime (cudaLibraryLoadData)";
+  return 0;
+#endif
+}
+
+/// The spec figures of `ctx` (read once), under ctx.mu.
+inline void ensure_spec_locked(device_context& ctx) {
+  if (ctx.peak.device >= 0) return;
+  const std::string note = ctx.peak.measured_note;
+  const double bw = ctx.peak.measured_bytes_per_s, fl = ctx.peak.measured_flops_per_s;
+  ctx.peak = spec_peak_of(ctx.ordinal);
+  ctx.peak.measured_note = note;
+  ctx.peak.measured_bytes_per_s = bw;
+  ctx.peak.measured_flops_per_s = fl;
+}
+
+SCOPEPROF_API bool calibrate_context(device_context& ctx) noexcept {
+  try {
+    device_peak p;
+    {
+      std::lock_guard<std::mutex> lock(ctx.mu);
+      if (!ctx.peak.measured_note.empty()) return std::isfinite(ctx.peak.measured_bytes_per_s);  // done already
+      ctx.peak.measured_note = "calibrating";
+      ensure_spec_locked(ctx);
+      p = ctx.peak;
+    }
+    setup_timer timed;
+    const cudaError_t pending = cudaPeekAtLastError();
+    cudaStream_t stream = nullptr;
+    std::string copy_why, fma_why;
+    double bw = 0, fl = 0;
+    const cudaError_t e = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+    if (e == cudaSuccess) {
+      bw = measure_copy(stream, p, copy_why);
+      fl = measure_fma(stream, p, fma_why);
+      cudaStreamDestroy(stream);
+    } else {
+      copy_why = fma_why = cuda_error_text(e);
+    }
+    forget_our_error(pending);
+    std::lock_guard<std::mutex> lock(ctx.mu);
+    ctx.peak.measured_bytes_per_s = bw > 0 ? bw : std::nan("");
+    ctx.peak.measured_flops_per_s = fl > 0 ? fl : std::nan("");
+    ctx.peak.measured_note = "device-to-device copy and FP32 FMA kernel, CUDA events, best of 5 and 3 runs";
+    if (!copy_why.empty() || !fma_why.empty())
+      ctx.peak.measured_note += " (failed: " + copy_why + (copy_why.empty() || fma_why.empty() ? "" : "; ") + fma_why + ")";
+    return bw > 0 && fl > 0;
+  } catch (...) {
+    return false;
+  }
+}
+
+#endif  // SCOPEPROF_WITH_CUDA
+
+SCOPEPROF_API void add_device_peaks(raw_snapshot& raw) noexcept {
+#if SCOPEPROF_WITH_CUDA
+  device_registry& d = the_devices();
+  if (!d.probed) return;
+  for (const auto& c : d.devices) {
+    if (!c || !c->ready.load(std::memory_order_acquire)) continue;
+    try {
+      std::lock_guard<std::mutex> lock(c->mu);
+      ensure_spec_locked(*c);
+      raw.peaks.push_back(c->peak);
+    } catch (...) {
+      // out of memory: this device's peaks are left out, and its rows show no percentage
+    }
+  }
+#else
+  (void)raw;
+#endif
+}
+
+}  // namespace detail
+
+SCOPEPROF_API bool calibrate_device(int device) noexcept {
+#if SCOPEPROF_WITH_CUDA
+  using namespace detail;
+  initialise();
+  probe_devices();
+  if (g_device_timing.load(std::memory_order_acquire) != device_timing_on) {
+    warn("calibrate_device: no device timing here (" + the_devices().off_reason + ")");
+    return false;
+  }
+  const cudaError_t pending = cudaPeekAtLastError();
+  int current = 0;
+  if (cudaGetDevice(&current) != cudaSuccess) {
+    forget_our_error(pending);
+    return false;
+  }
+  if (device < 0) device = current;
+  if (device != current && cudaSetDevice(device) != cudaSuccess) {
+    forget_our_error(pending);
+    warn("calibrate_device: device " + std::to_string(device) + " cannot be used");
+    return false;
+  }
+  bool prepared = false;
+  device_context* ctx = context_for(device, prepared);
+  const bool ok = ctx != nullptr && calibrate_context(*ctx);
+  if (device != current) cudaSetDevice(current);
+  forget_our_error(pending);
+  return ok;
+#else
+  (void)device;
+  detail::warn("calibrate_device: this build has no device timing (SCOPEPROF_WITH_CUDA=0)");
+  return false;
+#endif
+}
+
+SCOPEPROF_NAMESPACE_END
+SCOPEPROF_DETAIL_COLD_END
+// ---- end scopeprof/impl/cuda_peak.hpp ----
 // ---- begin scopeprof/impl/cupti.hpp ----
 // scopeprof: the CUPTI collector's entry points: the three calls a scope makes while the collector is on,
 // and the public switch.
@@ -8572,6 +8985,7 @@ class report_builder {
     r.warnings_ = std::move(raw.warnings);
     r.origin_ns_ = raw.origin_ns;
     r.work_ = raw.work;
+    r.peaks_ = std::move(raw.peaks);
     // instance_of[t][i]: the instance of record i of thread t (CUPTI records name their scope so).
     std::vector<std::vector<std::int64_t>> instance_of(raw.threads.size());
     std::size_t total = 0;
@@ -9907,7 +10321,8 @@ inline void append_csv_header(std::string& out) {
       "device_busy_self_us,kernels,copies,cupti_status,kernel_time_pct,host_p90_us,host_p99_us,device_p90_us,"
       "device_p99_us,host_self_avg_us,host_self_med_us,host_self_p99_us,host_self_max_us,device_self_avg_us,"
       "device_self_med_us,device_self_p99_us,device_self_max_us,declared_calls,declared_bytes,declared_flops,"
-      "work_basis,achieved_gb_per_s,achieved_tflop_per_s,declared_flop_per_byte\r\n";
+      "work_basis,achieved_gb_per_s,achieved_tflop_per_s,declared_flop_per_byte,pct_peak_bw_spec,"
+      "pct_peak_bw_measured,pct_peak_flops_spec,pct_peak_flops_measured,roofline_bound\r\n";
 }
 
 /// The 12 trailing statistics cells (from host_p90_us on), each with its leading comma; the device ones
@@ -9926,12 +10341,13 @@ inline void append_csv_tail_stats(std::string& out, const duration_stats& host, 
 }
 
 /// Empty trailing cells: the statistics and the declared work.
-constexpr const char* csv_empty_tail = ",,,,,,,,,,,,,,,,,,,";
+constexpr const char* csv_empty_tail = ",,,,,,,,,,,,,,,,,,,,,,,,";
 
-/// The seven declared-work cells, each with its leading comma (empty when the row declared none).
-inline void append_csv_work_cells(std::string& out, const declared_work& w) {
+/// The twelve declared-work cells, each with its leading comma (empty when the row declared none): the
+/// sums, the rates, and where they stand against the device's peaks (empty where no peak is known).
+inline void append_csv_work_cells(std::string& out, const declared_work& w, const report& rep) {
   if (!w.any()) {
-    out += ",,,,,,,";
+    out += ",,,,,,,,,,,,";
     return;
   }
   const work_rate r = rate_of(w);
@@ -9939,6 +10355,13 @@ inline void append_csv_work_cells(std::string& out, const declared_work& w) {
   out += ',' + std::to_string(w.calls) + ',' + cell(w.bytes, 0) + ',' + cell(w.flops, 0) + ',' +
          work_basis_text(r.basis) + ',' + cell(r.bytes_per_s / 1e9, 3) + ',' + cell(r.flops_per_s / 1e12, 6) + ',' +
          cell(r.intensity, 4);
+  const work_vs_peak v = against_peak(r, w, rep.peak_of(w.device));
+  if (!v.valid) {
+    out += ",,,,,";
+    return;
+  }
+  out += ',' + cell(v.pct_bw_spec, 2) + ',' + cell(v.pct_bw_measured, 2) + ',' + cell(v.pct_flops_spec, 2) + ',' +
+         cell(v.pct_flops_measured, 2) + ',' + v.bound;
 }
 
 /// CUPTI cells: filled where the CUPTI evidence is valid, else empty with cupti_status saying why.
@@ -9959,6 +10382,23 @@ inline void append_csv_meta_row(std::string& out, const char* key, const std::st
   out += ",,,,,,,,,,,,,,,,,,,,,,,,,";
   out += csv_empty_tail;
   out += "\r\n";
+}
+
+/// view=meta rows of each device's peaks: device<N>_name, _l2_bytes, _spec_gb_per_s, _spec_tflop_per_s,
+/// _measured_gb_per_s, _measured_tflop_per_s (empty where unknown).
+inline void append_csv_peak_rows(std::string& out, const report& rep) {
+  const auto number = [](double v, double scale, int digits) {
+    return std::isfinite(v) ? format_fixed(v / scale, digits) : std::string();
+  };
+  for (const device_peak& peak : rep.device_peaks()) {
+    const std::string d = "device" + std::to_string(peak.device) + "_";
+    append_csv_meta_row(out, (d + "name").c_str(), peak.name);
+    append_csv_meta_row(out, (d + "l2_bytes").c_str(), std::to_string(peak.l2_bytes));
+    append_csv_meta_row(out, (d + "spec_gb_per_s").c_str(), number(peak.spec_bytes_per_s, 1e9, 1));
+    append_csv_meta_row(out, (d + "spec_tflop_per_s").c_str(), number(peak.spec_flops_per_s, 1e12, 3));
+    append_csv_meta_row(out, (d + "measured_gb_per_s").c_str(), number(peak.measured_bytes_per_s, 1e9, 1));
+    append_csv_meta_row(out, (d + "measured_tflop_per_s").c_str(), number(peak.measured_flops_per_s, 1e12, 3));
+  }
 }
 
 /// view=meta: the counts and the evidence.
@@ -10005,13 +10445,15 @@ inline void append_csv_meta_rows(std::string& out, const report& rep) {
     append_csv_meta_row(out, "work_rejected", std::to_string(w.rejected));
     append_csv_meta_row(out, "work_pending", std::to_string(w.pending));
   }
+  append_csv_peak_rows(out, rep);
   append_csv_meta_row(out, "quantiles",
                       "*_med_us, *_p90_us and *_p99_us are within 1/129 relative (log-bucket histogram); every other "
                       "figure is exact");
 }
 
 /// view=flat: row `i` of the flat table.
-inline void append_csv_flat_row(std::string& out, const flat_row& f, std::size_t i, const evidence& sources) {
+inline void append_csv_flat_row(std::string& out, const flat_row& f, std::size_t i, const report& rep) {
+  const evidence& sources = rep.sources();
   out += "flat,";
   out += std::to_string(i);
   out += ",,,";
@@ -10033,12 +10475,13 @@ inline void append_csv_flat_row(std::string& out, const flat_row& f, std::size_t
   }
   append_csv_cupti_cells(out, sources, f.device_busy_ns, f.device_busy_self_ns, f.kernels, f.copies);
   append_csv_tail_stats(out, f.host, f.host_self, f.device, f.device_self);
-  append_csv_work_cells(out, f.work);
+  append_csv_work_cells(out, f.work, rep);
   out += "\r\n";
 }
 
 /// view=tree: row `i` of the tree table.
-inline void append_csv_tree_row(std::string& out, const tree_row& t, std::size_t i, const evidence& sources) {
+inline void append_csv_tree_row(std::string& out, const tree_row& t, std::size_t i, const report& rep) {
+  const evidence& sources = rep.sources();
   out += "tree," + std::to_string(i) + ',' + (t.parent < 0 ? std::string() : std::to_string(t.parent)) + ',' +
          std::to_string(t.depth) + ',';
   append_csv_field(out, t.name);
@@ -10056,7 +10499,7 @@ inline void append_csv_tree_row(std::string& out, const tree_row& t, std::size_t
   }
   append_csv_cupti_cells(out, sources, t.device_busy_ns, t.device_busy_self_ns, t.kernels, t.copies);
   append_csv_tail_stats(out, t.host, t.host_self, t.device, t.device_self);
-  append_csv_work_cells(out, t.work);
+  append_csv_work_cells(out, t.work, rep);
   out += "\r\n";
 }
 
@@ -10069,7 +10512,7 @@ inline void append_csv_kernel_row(std::string& out, const kernel_summary_row& k,
   out += ',' + std::to_string(k.time.count) + ",,,,,,,,,," + csv_us(k.time.sum) + ",," + csv_us(k.time.mean) + ',' +
          csv_us(k.time.median) + ',' + csv_us(k.time.min) + ',' + csv_us(k.time.max) + ',' + csv_us(k.time.stddev) +
          ",,ok,,,,,ok," + format_fixed(k.time_pct, 3) + ",,," + csv_us(k.time.p90) + ',' + csv_us(k.time.p99) +
-         ",,,,,,,,,,,,,,,\r\n";
+         ",,,,,,,,,,,,,,,,,,,,\r\n";
 }
 
 /// The csv report of `rep`, streamed into `sink`.
@@ -10079,11 +10522,11 @@ inline void serialize_csv(const report& rep, output_sink& sink) {
   append_csv_meta_rows(out, rep);
   for (std::size_t i = 0; i < rep.flat().size(); ++i) {
     sink.row_done();
-    append_csv_flat_row(out, rep.flat()[i], i, rep.sources());
+    append_csv_flat_row(out, rep.flat()[i], i, rep);
   }
   for (std::size_t i = 0; i < rep.tree().size(); ++i) {
     sink.row_done();
-    append_csv_tree_row(out, rep.tree()[i], i, rep.sources());
+    append_csv_tree_row(out, rep.tree()[i], i, rep);
   }
   for (std::size_t i = 0; i < rep.kernel_summary().size(); ++i) {
     sink.row_done();
@@ -10490,7 +10933,7 @@ inline void append_json_double(std::string& out, double v) {
 
 /// `,"work":{...}` of a row that declared work (null when none): the sums, then the derived rates (null
 /// where they do not exist) and what they divide by.
-inline void append_json_work(std::string& out, const declared_work& w) {
+inline void append_json_work(std::string& out, const declared_work& w, const report& rep) {
   out += ",\"work\":";
   if (!w.any()) {
     out += "null";
@@ -10519,7 +10962,52 @@ inline void append_json_work(std::string& out, const declared_work& w) {
   append_json_double(out, r.flops_per_s);
   out += ",\"flop_per_byte\":";
   append_json_double(out, r.intensity);
+  const work_vs_peak v = against_peak(r, w, rep.peak_of(w.device));
+  if (v.valid) {
+    out += ",\"pct_bw_spec\":";
+    append_json_double(out, v.pct_bw_spec);
+    out += ",\"pct_bw_measured\":";
+    append_json_double(out, v.pct_bw_measured);
+    out += ",\"pct_flops_spec\":";
+    append_json_double(out, v.pct_flops_spec);
+    out += ",\"pct_flops_measured\":";
+    append_json_double(out, v.pct_flops_measured);
+    out += ",\"bound\":";
+    append_json_string(out, v.bound);
+    out += ",\"ridge\":";
+    append_json_double(out, v.ridge);
+    out += v.fits_l2 ? ",\"fits_l2\":true" : ",\"fits_l2\":false";
+  }
   out += '}';
+}
+
+/// `,"device_peaks":[...]`: each device's spec figures and, once calibrated, measured ones (null: unknown).
+inline void append_json_device_peaks(std::string& out, const std::vector<device_peak>& peaks) {
+  out += ",\"device_peaks\":[";
+  for (std::size_t i = 0; i < peaks.size(); ++i) {
+    const device_peak& p = peaks[i];
+    out += i ? ",{\"device\":" : "{\"device\":";
+    out += std::to_string(p.device) + ",\"name\":";
+    append_json_string(out, p.name);
+    out += ",\"cc_major\":" + std::to_string(p.cc_major) + ",\"cc_minor\":" + std::to_string(p.cc_minor) +
+           ",\"sm_count\":" + std::to_string(p.sm_count) + ",\"sm_clock_hz\":";
+    append_json_double(out, p.sm_clock_hz);
+    out += ",\"memory_clock_hz\":";
+    append_json_double(out, p.memory_clock_hz);
+    out += ",\"bus_width_bits\":" + std::to_string(p.bus_width_bits) + ",\"l2_bytes\":" + std::to_string(p.l2_bytes) +
+           ",\"spec_bytes_per_s\":";
+    append_json_double(out, p.spec_bytes_per_s);
+    out += ",\"spec_flops_per_s\":";
+    append_json_double(out, p.spec_flops_per_s);
+    out += ",\"measured_bytes_per_s\":";
+    append_json_double(out, p.measured_bytes_per_s);
+    out += ",\"measured_flops_per_s\":";
+    append_json_double(out, p.measured_flops_per_s);
+    out += ",\"measured_note\":";
+    append_json_string(out, p.measured_note);
+    out += '}';
+  }
+  out += ']';
 }
 
 /// `,"work":{...}`: what became of every declaration of work in the run.
@@ -10589,6 +11077,7 @@ inline void append_json_head(std::string& out, const report& rep) {
   out += ",\"kept\":" + std::to_string(rep.timeline().kept) + ",\"left_out\":" + std::to_string(rep.timeline().left_out) + "}";
   out += ",\"orphans\":" + std::to_string(rep.orphan_count());
   append_json_work_counts(out, rep.work());
+  append_json_device_peaks(out, rep.device_peaks());
   out += ",\"evidence\":{\"host\":";
   append_json_string(out, rep.sources().host);
   out += ",\"device\":";
@@ -10613,7 +11102,7 @@ inline void append_json_thread(std::string& out, const thread_desc& t) {
   out += '}';
 }
 
-inline void append_json_flat_row(std::string& out, const flat_row& f, bool cupti_valid) {
+inline void append_json_flat_row(std::string& out, const flat_row& f, bool cupti_valid, const report& rep) {
   out += "{\"name\":";
   append_json_string(out, f.name);
   out += ",\"calls\":" + std::to_string(f.calls) + ",\"host\":{\"total\":" + std::to_string(f.host_total_ns) +
@@ -10638,11 +11127,11 @@ inline void append_json_flat_row(std::string& out, const flat_row& f, bool cupti
   append_json_string(out, device_status_text(f.device_calls, f.device_captured, f.device_invalid));
   out += ",\"cupti\":";
   append_json_cupti(out, cupti_valid, f.device_busy_ns, f.device_busy_self_ns, f.kernels, f.copies);
-  append_json_work(out, f.work);
+  append_json_work(out, f.work, rep);
   out += '}';
 }
 
-inline void append_json_tree_row(std::string& out, const tree_row& t, bool cupti_valid) {
+inline void append_json_tree_row(std::string& out, const tree_row& t, bool cupti_valid, const report& rep) {
   out += "{\"name\":";
   append_json_string(out, t.name);
   out += ",\"depth\":" + std::to_string(t.depth) + ",\"parent\":" + std::to_string(t.parent) +
@@ -10662,7 +11151,7 @@ inline void append_json_tree_row(std::string& out, const tree_row& t, bool cupti
   }
   out += ",\"cupti\":";
   append_json_cupti(out, cupti_valid, t.device_busy_ns, t.device_busy_self_ns, t.kernels, t.copies);
-  append_json_work(out, t.work);
+  append_json_work(out, t.work, rep);
   out += '}';
 }
 
@@ -10708,13 +11197,13 @@ inline void serialize_json(const report& rep, output_sink& sink) {
   for (std::size_t i = 0; i < rep.flat().size(); ++i) {
     sink.row_done();
     if (i) out += ',';
-    append_json_flat_row(out, rep.flat()[i], cupti_valid);
+    append_json_flat_row(out, rep.flat()[i], cupti_valid, rep);
   }
   out += "],\"tree\":[";
   for (std::size_t i = 0; i < rep.tree().size(); ++i) {
     sink.row_done();
     if (i) out += ',';
-    append_json_tree_row(out, rep.tree()[i], cupti_valid);
+    append_json_tree_row(out, rep.tree()[i], cupti_valid, rep);
   }
   out += "],\"kernel_summary\":[";
   for (std::size_t i = 0; i < rep.kernel_summary().size(); ++i) {
@@ -11941,6 +12430,7 @@ inline std::string format_si(double v, const char* unit) {
     v /= 1000;
     ++p;
   }
+  if (v == 0) return std::string("0 ") + unit;
   char buf[48];
   std::snprintf(buf, sizeof buf, v >= 99.95 || v <= -99.95 ? "%.0f %s%s" : v >= 9.995 || v <= -9.995 ? "%.1f %s%s" : "%.2f %s%s",
                 v, prefix[p], unit);
@@ -11952,17 +12442,42 @@ inline std::string rate_cell(double v, double scale, int digits) {
   return std::isfinite(v) ? format_fixed(v / scale, digits) : std::string("n/a");
 }
 
+/// The devices' peaks under the declared-work table: spec, measured, and how.
+inline void print_device_peaks(const report& rep, std::ostream& out) {
+  for (const device_peak& p : rep.device_peaks()) {
+    const auto bw = [](double v) { return std::isfinite(v) ? format_fixed(v / 1e9, 0) + " GB/s" : std::string("n/a"); };
+    const auto fl = [](double v) { return std::isfinite(v) ? format_fixed(v / 1e12, 1) + " TFLOP/s" : std::string("n/a"); };
+    out << "  device " << p.device << " (" << (p.name.empty() ? std::string("?") : p.name) << ", sm_" << p.cc_major
+        << p.cc_minor << ", L2 " << format_si(static_cast<double>(p.l2_bytes), "B") << "): spec " << bw(p.spec_bytes_per_s)
+        << ", " << fl(p.spec_flops_per_s) << " FP32 (device attributes); measured "
+        << (std::isfinite(p.measured_bytes_per_s) || std::isfinite(p.measured_flops_per_s)
+                ? bw(p.measured_bytes_per_s) + ", " + fl(p.measured_flops_per_s) + " (" + p.measured_note + ")"
+                : std::string(p.measured_note.empty() ? "n/a (scopeprof::calibrate_device() or SCOPEPROF_CALIBRATE=1)"
+                                                      : "n/a (" + p.measured_note + ")"))
+        << "\n";
+  }
+}
+
 /// The declared-work view, only when some scope declared work: per name, the declared sums and the rates
-/// they give over device span (or host time where no instance with work has a span, marked "host").
+/// they give over device span (or host time where no instance with work has a span, marked "host"), and,
+/// where the device's peaks are known, their percent of the spec and measured peaks and the bound.
 inline void print_work_table(const report& rep, std::ostream& out) {
-  bool any = false;
-  for (const auto& f : rep.flat()) any |= f.work.any();
+  bool any = false, peaks = false;
+  for (const auto& f : rep.flat()) {
+    any |= f.work.any();
+    peaks |= against_peak(rate_of(f.work), f.work, rep.peak_of(f.work.device)).valid;
+  }
   if (!any) return;
   out << "\nDeclared work (PROF_SCOPE_WORK / add_work: bytes and FLOPs as the program declares them; rates over\n"
          "the device span of the instances that declared work, or over their host time where none has a span):\n";
   text_table t{{"Name", "Calls", "Declared bytes", "Declared FLOPs", "Over", "Time", "GB/s", "TFLOP/s", "FLOP/B"},
                {true, false, false, false, true, false, false, false, false},
                {}};
+  if (peaks) {
+    t.header.insert(t.header.end(), {"%BW spec", "%BW meas", "%FLOP spec", "%FLOP meas", "Bound"});
+    t.left.insert(t.left.end(), {false, false, false, false, true});
+  }
+  std::vector<std::string> in_l2;
   for (const auto& f : rep.flat()) {
     if (!f.work.any()) continue;
     const work_rate r = rate_of(f.work);
@@ -11971,8 +12486,18 @@ inline void print_work_table(const report& rep, std::ostream& out) {
                       format_si(f.work.flops, "FLOP"), over,
                       r.basis == work_basis::none ? std::string("n/a") : format_duration_ns(r.seconds * 1e9),
                       rate_cell(r.bytes_per_s, 1e9, 1), rate_cell(r.flops_per_s, 1e12, 3), rate_cell(r.intensity, 1, 3)});
+    if (!peaks) continue;
+    const work_vs_peak v = against_peak(r, f.work, rep.peak_of(f.work.device));
+    t.rows.back().insert(t.rows.back().end(), {rate_cell(v.pct_bw_spec, 1, 1), rate_cell(v.pct_bw_measured, 1, 1),
+                                               rate_cell(v.pct_flops_spec, 1, 1), rate_cell(v.pct_flops_measured, 1, 1),
+                                               v.bound});
+    if (v.fits_l2) in_l2.push_back(display_name(f.name));
   }
   t.print(out);
+  print_device_peaks(rep, out);
+  for (const auto& name : in_l2)
+    out << "Note: " << name << " declares no more bytes per call than the L2 cache holds: its bandwidth may exceed\n"
+           "DRAM's (the data need not leave L2), so its percent of peak is not a DRAM figure.\n";
   const work_counts& w = rep.work();
   if (w.pending) out << "Note: " << w.pending << " declarations wait for scopes still open (not in the table).\n";
 }
@@ -12148,6 +12673,9 @@ SCOPEPROF_NAMESPACE_END
 SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
+/// The peaks of the devices scopes have timed on, into `raw` (impl/cuda_peak.hpp).
+SCOPEPROF_API void add_device_peaks(raw_snapshot& raw) noexcept;
+
 /// collect(): the drain has folded every scope with its device outcome (detail/device_fold.hpp), and the
 /// timeline's records carry theirs; what is left is the report's line about device time.
 inline void device_collect(raw_snapshot& raw, const collect_context& ctx) {
@@ -12157,6 +12685,7 @@ inline void device_collect(raw_snapshot& raw, const collect_context& ctx) {
   if (d.probed)
     for (const auto& c : d.devices)  // the devices scopes have timed on (each is prepared on its first use)
       if (c && c->ready.load(std::memory_order_acquire)) raw.process.devices.push_back(c->ordinal);
+  add_device_peaks(raw);
 #else
   (void)raw;
   (void)ctx;
@@ -12267,7 +12796,7 @@ inline std::string interval_json_line(const report& rep, const interval_line_inf
   out += ",\"device\":\"each row's device: span and self of its scopes with a resolved span (null: none)\",\"tree\":[";
   for (std::size_t i = 0; i < rep.tree().size(); ++i) {
     if (i) out += ',';
-    append_json_tree_row(out, rep.tree()[i], false);
+    append_json_tree_row(out, rep.tree()[i], false, rep);
   }
   out += "]}\n";
   return out;
@@ -12548,6 +13077,7 @@ SCOPEPROF_API void initialise() noexcept {
         g_device_timing.store(device_timing_off, std::memory_order_relaxed);
 #if SCOPEPROF_WITH_CUDA
       the_devices().wait_ms = parse_count("SCOPEPROF_DEVICE_WAIT_MS", env_string("SCOPEPROF_DEVICE_WAIT_MS"), 5000);
+      g_calibrate_on_first_use.store(parse_switch("SCOPEPROF_CALIBRATE", env_string("SCOPEPROF_CALIBRATE"), false));
 #endif
       configure_drain(r);
       const std::string dump_signal = env_string("SCOPEPROF_DUMP_SIGNAL");

@@ -32,7 +32,7 @@ LAYERS = [
               "scopeprof/detail/log_histogram.hpp", "scopeprof/detail/distribution.hpp",
               "scopeprof/declared_work.hpp"]),
     ("model", ["scopeprof/report_types.hpp", "scopeprof/report.hpp", "scopeprof/detail/raw_snapshot.hpp",
-               "scopeprof/work_rate.hpp"]),
+               "scopeprof/work_rate.hpp", "scopeprof/device_peak.hpp"]),
     ("hot", ["scopeprof/detail/recorder.hpp", "scopeprof/detail/chunked_log.hpp", "scopeprof/detail/scope_hooks.hpp",
              "scopeprof/backends/nvtx_hook.hpp", "scopeprof/backends/nvtx.hpp", "scopeprof/backends/torch.hpp",
              "scopeprof/backends/cuda_events.hpp", "scopeprof/backends/cupti.hpp", "scopeprof/scope.hpp",
@@ -73,6 +73,7 @@ MAY_INCLUDE = {
 SPECIAL = {
     "scopeprof/detail/raw_snapshot.hpp": "raw",          # backends fill it
     "scopeprof/report_types.hpp": "raw",                 # ... with these value types
+    "scopeprof/device_peak.hpp": "raw",
     "scopeprof/impl/implementation.hpp": "impl-entry",   # the umbrella's one way in
 }
 

@@ -1,6 +1,7 @@
 // What both eager_vs_fused programs share: their command line, the workload sizes, and the comparison they
-// print from scopeprof's report (device time per block, Amdahl's law, bandwidth against a copy, host time
-// beside device time, the instrumentation cost, the seed's T4 figures as a labelled reference).
+// print from scopeprof's report (device time per block, Amdahl's law, bandwidth against a copy and the
+// device's peak from the work each scope declares, host time beside device time, the instrumentation cost,
+// the seed's T4 figures as a labelled reference).
 // Plain C++17: the CUDA variant (nvcc) and the LibTorch variant (a C++ compiler) include it alike.
 #pragma once
 
@@ -105,6 +106,55 @@ inline workload choose(const options& opt, double l2_bytes) {
   return w;
 }
 
+/// The work each part of a block declares (PROF_SCOPE_WORK): bytes as the least traffic the part must move,
+/// FLOPs as counted. The Linear reads X and W and writes Y once (a bias adds n floats and m*n additions);
+/// the eager tail moves 11 tensors (four unary kernels read and write one each, the residual add reads two
+/// and writes one), the fused tail 3; both tails do 5 operations per element (relu, *2, +1, sqrt, +r).
+struct block_work {
+  double linear_bytes = 0, linear_flops = 0;
+  double eager_tail_bytes = 0, fused_tail_bytes = 0, tail_flops = 0;
+};
+
+inline block_work work_of(const workload& w, bool bias) {
+  const double m = static_cast<double>(w.m), k = static_cast<double>(w.k), n = static_cast<double>(w.n);
+  block_work b;
+  b.linear_bytes = 4 * (m * k + n * k + m * n + (bias ? n : 0));
+  b.linear_flops = 2 * m * n * k + (bias ? m * n : 0);
+  b.eager_tail_bytes = 11 * w.tensor_bytes;
+  b.fused_tail_bytes = 3 * w.tensor_bytes;
+  b.tail_flops = 5 * static_cast<double>(w.elems);
+  return b;
+}
+
+/// The achieved rates of the scopes named `name` (their declared work over their device spans), and where
+/// they stand against the device's peaks.
+inline scopeprof::work_rate rate_of_scope(const scopeprof::report& r, const char* name) {
+  const scopeprof::flat_row* f = r.find(name);
+  return f != nullptr ? scopeprof::rate_of(f->work) : scopeprof::work_rate{};
+}
+inline scopeprof::work_vs_peak peak_of_scope(const scopeprof::report& r, const char* name) {
+  const scopeprof::flat_row* f = r.find(name);
+  if (f == nullptr) return {};
+  return scopeprof::against_peak(scopeprof::rate_of(f->work), f->work, r.peak_of(f->work.device));
+}
+
+/// " = 41.2% of spec (4915 GB/s), 45.0% of measured (4500 GB/s)": a rate's share of the device's peaks.
+inline std::string of_peak(double pct_spec, double pct_measured, double spec, double measured, double scale,
+                           const char* unit) {
+  char buf[160];
+  std::string s;
+  if (std::isfinite(pct_spec)) {
+    std::snprintf(buf, sizeof buf, "%5.1f%% of spec (%.0f %s)", pct_spec, spec / scale, unit);
+    s += buf;
+  }
+  if (std::isfinite(pct_measured)) {
+    std::snprintf(buf, sizeof buf, "%s%5.1f%% of measured (%.0f %s)", s.empty() ? "" : ", ", pct_measured,
+                  measured / scale, unit);
+    s += buf;
+  }
+  return s.empty() ? std::string("(no device peak known)") : s;
+}
+
 inline double median(std::vector<double> v) {
   if (v.empty()) return std::nan("");
   std::sort(v.begin(), v.end());
@@ -140,9 +190,42 @@ inline figures device_figures(const scopeprof::report& rep) {
           device_median_ms(rep, "d2d copy")};
 }
 
+/// The bandwidth and FLOP rates, straight from the report: each scope's declared work over its device span,
+/// against a device-to-device copy and the device's spec (and, once calibrated, measured) peaks.
+inline void print_rates(const scopeprof::report& rep, const workload& w, double l2_bytes, double copy_bytes,
+                        const figures& f, const wording& say) {
+  const scopeprof::work_rate copy = rate_of_scope(rep, "d2d copy"), eager = rate_of_scope(rep, "eager tail"),
+                             fused = rate_of_scope(rep, "fused tail"), gemm = rate_of_scope(rep, "eager linear");
+  const scopeprof::work_vs_peak copy_p = peak_of_scope(rep, "d2d copy"), eager_p = peak_of_scope(rep, "eager tail"),
+                                fused_p = peak_of_scope(rep, "fused tail"), gemm_p = peak_of_scope(rep, "eager linear");
+  const scopeprof::device_peak* peak = rep.peak_of(0);
+  const double spec_bw = peak ? peak->spec_bytes_per_s : std::nan(""), meas_bw = peak ? peak->measured_bytes_per_s : std::nan("");
+  const double spec_fl = peak ? peak->spec_flops_per_s : std::nan(""), meas_fl = peak ? peak->measured_flops_per_s : std::nan("");
+  const double copy_gbs = copy.bytes_per_s / 1e9, eager_gbs = eager.bytes_per_s / 1e9, fused_gbs = fused.bytes_per_s / 1e9;
+  std::printf("\nBandwidth and FLOP rate, from scopeprof's report (work each scope declares with PROF_SCOPE_WORK, over\n"
+              "its device span; the copy counts read + write):\n");
+  std::printf("  device-to-device copy  %8.0f GB/s   (%.0f MB) %s\n", copy_gbs, copy_bytes / 1e6,
+              of_peak(copy_p.pct_bw_spec, copy_p.pct_bw_measured, spec_bw, meas_bw, 1e9, "GB/s").c_str());
+  std::printf("  eager tail             %8.0f GB/s   = %5.1f%% of copy, %s\n", eager_gbs, 100 * eager_gbs / copy_gbs,
+              of_peak(eager_p.pct_bw_spec, eager_p.pct_bw_measured, spec_bw, meas_bw, 1e9, "GB/s").c_str());
+  std::printf("  fused tail             %8.0f GB/s   = %5.1f%% of copy, %s\n", fused_gbs, 100 * fused_gbs / copy_gbs,
+              of_peak(fused_p.pct_bw_spec, fused_p.pct_bw_measured, spec_bw, meas_bw, 1e9, "GB/s").c_str());
+  std::printf("  %-22s %8.2f TFLOP/s %s (FP32, %s bound)\n", say.linear, gemm.flops_per_s / 1e12,
+              of_peak(gemm_p.pct_flops_spec, gemm_p.pct_flops_measured, spec_fl, meas_fl, 1e12, "TFLOP/s").c_str(),
+              gemm_p.bound);
+  std::printf("  tail ratio / byte ratio = %.1f%%\n", 100 * f.tail_ratio() / (11.0 / 3.0));
+  if (w.tensor_bytes < l2_bytes)
+    std::printf("  note: a tensor (%.1f MB) fits in this GPU's %.1f MB L2 cache, so the eager intermediates need not\n"
+                "  reach DRAM: the 11:3 byte ratio need not hold and the bandwidths above may exceed DRAM's.\n"
+                "  Use --preset large for tensors well above L2.%s\n",
+                w.tensor_bytes / 1e6, l2_bytes / 1e6,
+                f.tail_ratio() < 0.95 * (11.0 / 3.0) ? " Here the tail ratio falls short of 11:3 for that reason." : "");
+}
+
 /// Prints the comparison: scopes "eager block" / "eager linear" / "eager tail", the same for "fused", and
-/// "d2d copy" (of `copy_bytes`) in `rep`; `raw_eager`/`raw_fused` are the blocks timed by one raw event
-/// pair each, without scopeprof, interleaved with the instrumented ones. Then scopeprof's report and trace.
+/// "d2d copy" (of `copy_bytes`) in `rep`, each part declaring its work (block_work); `raw_eager`/`raw_fused`
+/// are the blocks timed by one raw event pair each, without scopeprof, interleaved with the instrumented
+/// ones. Then scopeprof's report and trace.
 inline figures print_comparison(const scopeprof::report& rep, const workload& w, double l2_bytes, double copy_bytes,
                                  const std::vector<double>& raw_eager, const std::vector<double>& raw_fused, int iters,
                                  const wording& say, const std::string& trace) {
@@ -152,9 +235,6 @@ inline figures print_comparison(const scopeprof::report& rep, const workload& w,
   const double byte_ratio = 11.0 / 3.0;
   const double tail_share = et / eb, linear_share = f.eager_linear / eb;
   const double amdahl = 1.0 / ((1.0 - tail_share) + tail_share / tail_ratio);
-  const double copy_gbs = 2.0 * copy_bytes / (f.copy * 1e-3) / 1e9;
-  const double eager_gbs = 11.0 * w.tensor_bytes / (et * 1e-3) / 1e9;
-  const double fused_gbs = 3.0 * w.tensor_bytes / (ft * 1e-3) / 1e9;
   const double raw_eb = median(raw_eager), raw_fb = median(raw_fused);
 
   std::printf("\nDevice time per block, medians of %d iterations (CUDA events via scopeprof):\n", iters);
@@ -166,17 +246,7 @@ inline figures print_comparison(const scopeprof::report& rep, const workload& w,
   std::printf("  %s is %.1f%% of the eager block and the tail %.1f%%; a %.3fx faster tail predicts a\n"
               "  %.4fx faster block; measured %.4fx.\n",
               say.linear, 100 * linear_share, 100 * tail_share, tail_ratio, amdahl, block_ratio);
-  std::printf("\nBandwidth (bytes each tail moves / its time; the copy counts read + write):\n");
-  std::printf("  device-to-device copy  %8.0f GB/s   (%.0f MB, the ceiling to compare with)\n", copy_gbs, copy_bytes / 1e6);
-  std::printf("  eager tail             %8.0f GB/s   = %5.1f%% of copy\n", eager_gbs, 100 * eager_gbs / copy_gbs);
-  std::printf("  fused tail             %8.0f GB/s   = %5.1f%% of copy\n", fused_gbs, 100 * fused_gbs / copy_gbs);
-  std::printf("  tail ratio / byte ratio = %.1f%%\n", 100 * tail_ratio / byte_ratio);
-  if (w.tensor_bytes < l2_bytes)
-    std::printf("  note: a tensor (%.1f MB) fits in this GPU's %.1f MB L2 cache, so the eager intermediates need not\n"
-                "  reach DRAM: the 11:3 byte ratio need not hold and the bandwidths above may exceed DRAM's.\n"
-                "  Use --preset large for tensors well above L2.%s\n",
-                w.tensor_bytes / 1e6, l2_bytes / 1e6,
-                tail_ratio < 0.95 * byte_ratio ? " Here the tail ratio falls short of 11:3 for that reason." : "");
+  print_rates(rep, w, l2_bytes, copy_bytes, f, say);
   std::printf("\nHost time (what an NVTX range or a CPU timer sees) beside device time, medians:\n");
   std::printf("  %-14s host %9.4f ms   device %9.4f ms\n", "eager block", host_median_ms(rep, "eager block"), eb);
   std::printf("  %-14s host %9.4f ms   device %9.4f ms\n", "eager tail", host_median_ms(rep, "eager tail"), et);

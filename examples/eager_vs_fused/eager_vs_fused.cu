@@ -125,15 +125,16 @@ int host_only(const char* reason) {
 /// --only eager|fused: one variant's blocks under the names block, linear and tail, so that the runs of the
 /// two variants compare scope by scope (`scopeprof diff eager.json fused.json`).
 template <class Linear, class Tail>
-void run_variant(const eager_vs_fused::options& opt, const Linear& linear, const Tail& tail) {
+void run_variant(const eager_vs_fused::options& opt, const Linear& linear, const Tail& tail,
+                 const eager_vs_fused::block_work& work, double tail_bytes) {
   const auto block = [&] {
     PROF_SCOPE("block");
     {
-      PROF_SCOPE("linear");
+      PROF_SCOPE_WORK("linear", work.linear_bytes, work.linear_flops);
       linear();
     }
     {
-      PROF_SCOPE("tail");
+      PROF_SCOPE_WORK("tail", tail_bytes, work.tail_flops);
       tail();
     }
   };
@@ -184,6 +185,9 @@ int main(int argc, char** argv) {
   std::printf("preset %s: Linear X[%ld x %ld] * W[%ld x %ld]^T -> Y[%ld x %ld] (float32), tensor %.1f MB = %.1fx L2; "
               "%d warm-up + %d timed iterations\n\n",
               preset.c_str(), m, k, n, k, m, n, tensor_bytes / 1e6, tensor_bytes / l2_bytes, opt.warmup, opt.iters);
+  const eager_vs_fused::block_work work = eager_vs_fused::work_of(wl, false);
+  // The device's measured peaks (a copy and an FMA kernel, before any of our work), beside the spec ones.
+  if (opt.only.empty()) scopeprof::calibrate_device();
 
   // ---- buffers -----------------------------------------------------------------------------------------
   float *x, *w, *y, *res, *a, *b, *out_eager, *out_fused, *copy_dst;
@@ -247,32 +251,33 @@ int main(int argc, char** argv) {
     for (float* p : {x, w, y, res, a, b, out_eager, out_fused, copy_dst, copy_src}) cudaFree(p);
   };
   if (!opt.only.empty()) {
-    if (opt.only == "eager") run_variant(opt, linear, eager_tail);
-    else run_variant(opt, linear, fused_tail);
+    if (opt.only == "eager") run_variant(opt, linear, eager_tail, work, work.eager_tail_bytes);
+    else run_variant(opt, linear, fused_tail, work, work.fused_tail_bytes);
     release();
     return 0;
   }
 
   // ---- timed runs, instrumented: a scope around each block and around its two parts ----------------------
+  // Each part declares its work (eager_vs_fused::block_work): the report turns it into GB/s and TFLOP/s.
   const auto eager_block = [&] {
     PROF_SCOPE("eager block");
     {
-      PROF_SCOPE("eager linear");
+      PROF_SCOPE_WORK("eager linear", work.linear_bytes, work.linear_flops);
       linear();
     }
     {
-      PROF_SCOPE("eager tail");
+      PROF_SCOPE_WORK("eager tail", work.eager_tail_bytes, work.tail_flops);
       eager_tail();
     }
   };
   const auto fused_block = [&] {
     PROF_SCOPE("fused block");
     {
-      PROF_SCOPE("fused linear");
+      PROF_SCOPE_WORK("fused linear", work.linear_bytes, work.linear_flops);
       linear();
     }
     {
-      PROF_SCOPE("fused tail");
+      PROF_SCOPE_WORK("fused tail", work.fused_tail_bytes, work.tail_flops);
       fused_tail();
     }
   };
@@ -298,7 +303,7 @@ int main(int argc, char** argv) {
     eager_block();
     fused_block();
     {
-      PROF_SCOPE("d2d copy");
+      PROF_SCOPE_WORK("d2d copy", 2.0 * static_cast<double>(copy_bytes), 0);  // read + write
       CHECK_CUDA(cudaMemcpyAsync(copy_dst, copy_src, copy_bytes, cudaMemcpyDeviceToDevice, nullptr));
     }
     raw_blocks(&ev[4 * static_cast<size_t>(i)]);

@@ -260,20 +260,22 @@ session_outcome profile_blocks(const char* label, Block&& block, int iters, bool
 
 // The two blocks, instrumented: a scope around each block and around its two parts. A scope that names no
 // stream is device-timed on torch's current CUDA stream, where these ops run (host time only on the CPU).
+// Each part declares its work (eager_vs_fused::block_work): the report turns it into GB/s and TFLOP/s.
 struct blocks {
   torch::nn::Linear& linear;
   const at::Tensor& x;
   const at::Tensor& residual;
+  eager_vs_fused::block_work work;
   at::Tensor out;
   void eager() {
     PROF_SCOPE("eager block");
     at::Tensor y;
     {
-      PROF_SCOPE("eager linear");
+      PROF_SCOPE_WORK("eager linear", work.linear_bytes, work.linear_flops);
       y = linear(x);
     }
     {
-      PROF_SCOPE("eager tail");
+      PROF_SCOPE_WORK("eager tail", work.eager_tail_bytes, work.tail_flops);
       out = eager_tail(y, residual);
     }
   }
@@ -281,11 +283,11 @@ struct blocks {
     PROF_SCOPE("fused block");
     at::Tensor y;
     {
-      PROF_SCOPE("fused linear");
+      PROF_SCOPE_WORK("fused linear", work.linear_bytes, work.linear_flops);
       y = linear(x);
     }
     {
-      PROF_SCOPE("fused tail");
+      PROF_SCOPE_WORK("fused tail", work.fused_tail_bytes, work.tail_flops);
       out = fused_tail(y, residual);
     }
   }
@@ -313,7 +315,11 @@ int host_only(const options& opt, const std::string& reason) {
     if (!check_equal(eager_tail(y, residual), fused_tail(y, residual))) return 1;
   }
 
-  blocks b{linear, x, residual, {}};
+  eager_vs_fused::workload cpu_wl;  // the blocks declare their work here too: rates over host time
+  cpu_wl.m = m, cpu_wl.k = k, cpu_wl.n = n;
+  cpu_wl.elems = static_cast<std::size_t>(m * n);
+  cpu_wl.tensor_bytes = 4.0 * static_cast<double>(cpu_wl.elems);
+  blocks b{linear, x, residual, eager_vs_fused::work_of(cpu_wl, true), {}};
   const auto eager_block = [&] { b.eager(); };
   const auto fused_block = [&] { b.fused(); };
   for (int i = 0; i < opt.warmup; ++i) eager_block(), fused_block();
@@ -376,6 +382,8 @@ int run_gpu(const options& opt) {
               "TF32 for cuBLAS: %s (torch's setting, kept)\n",
               k, n, tf32_state().c_str());
   std::printf("eager tail: torch::relu, mul(2), add(1), sqrt, add(residual); fused tail: scopeprof_example::fused_tail\n\n");
+  // The device's measured peaks (a copy and an FMA kernel, before any of our work), beside the spec ones.
+  scopeprof::calibrate_device(device);
 
   // ---- tensors -----------------------------------------------------------------------------------------
   torch::manual_seed(0);
@@ -400,7 +408,7 @@ int run_gpu(const options& opt) {
   }
 
   // ---- timed runs, instrumented (blocks::eager / blocks::fused) ------------------------------------------
-  blocks b{linear, x, residual, {}};
+  blocks b{linear, x, residual, eager_vs_fused::work_of(wl, true), {}};
   const auto eager_block = [&] { b.eager(); };
   const auto fused_block = [&] { b.fused(); };
   // The same blocks without scopeprof, each timed by one raw event pair on torch's current stream,
@@ -424,7 +432,7 @@ int run_gpu(const options& opt) {
     eager_block();
     fused_block();
     {
-      PROF_SCOPE("d2d copy");
+      PROF_SCOPE_WORK("d2d copy", 2.0 * static_cast<double>(copy_bytes), 0);  // read + write
       copy_dst.copy_(copy_src);
     }
     raw_blocks(&ev[4 * static_cast<std::size_t>(i)]);

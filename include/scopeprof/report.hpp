@@ -47,6 +47,15 @@ class report {
   std::uint64_t orphan_count() const noexcept { return orphans_; }
   /// What became of the work declared with PROF_SCOPE_WORK and add_work() (rows hold the sums).
   const work_counts& work() const noexcept { return work_; }
+  /// The peaks of the devices scopes timed on (spec from their attributes; measured after
+  /// calibrate_device() or SCOPEPROF_CALIBRATE=1), by device id.
+  const std::vector<device_peak>& device_peaks() const noexcept { return peaks_; }
+  /// The peaks of device `id`, or nullptr.
+  const device_peak* peak_of(std::int32_t id) const noexcept {
+    for (const auto& p : peaks_)
+      if (p.device == id) return &p;
+    return nullptr;
+  }
   /// CUPTI kernels, copies and memsets by begin time (empty unless sources().cupti_valid).
   const std::vector<device_activity>& activities() const noexcept { return activities_; }
   /// Kernel names exactly as CUPTI gives them (C++ kernels mangled), indexed by device_activity::name.
@@ -109,6 +118,7 @@ class report {
   process_desc process_;
   std::uint64_t orphans_ = 0;
   work_counts work_;
+  std::vector<device_peak> peaks_;
   std::vector<device_activity> activities_;
   std::vector<std::string> activity_names_;
   std::vector<std::string> activity_demangled_;

@@ -4,6 +4,7 @@
 
 #include <scopeprof/config.hpp>
 #include <scopeprof/declared_work.hpp>
+#include <scopeprof/device_peak.hpp>
 
 #include <cstdint>
 #include <string>

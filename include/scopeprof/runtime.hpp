@@ -23,6 +23,8 @@
 //   SCOPEPROF_DEVICE=0|1          device timing from CUDA events (CUDA builds; default 1)
 //   SCOPEPROF_DEVICE_SAMPLE=N     device-time every Nth entry of each call site (default 1: every entry)
 //   SCOPEPROF_DEVICE_WAIT_MS=N    longest collect() waits for a stream's newest event (default 5000)
+//   SCOPEPROF_CALIBRATE=0|1       measure each device's peak bandwidth and FLOP rate on its first use
+//                                 (calibrate_device(); default 0: spec figures only)
 //   SCOPEPROF_CUPTI=0|1           CUPTI collector (SCOPEPROF_WITH_CUPTI builds; default 0: CUPTI untouched)
 //   SCOPEPROF_CUPTI_LIBRARY=PATH  the libcupti to load (default: one already loaded, else libcupti.so.13)
 //   SCOPEPROF_CUPTI_API=0|1       CUPTI records of the launching API calls, for the trace (default 1)
@@ -103,6 +105,14 @@ SCOPEPROF_API void next_step() noexcept;
 /// FLOP/byte from it, labelled "declared". A call with no scope open, or with negative, NaN or infinite
 /// values, adds nothing and is counted in the report. Lock-free; no allocation in steady state (chunks of 1024 marks are reused).
 SCOPEPROF_API void add_work(double bytes, double flops = 0) noexcept;
+
+/// @brief Measure device `device`'s peaks (-1: the calling thread's current device): a device-to-device
+/// copy and an FP32 FMA kernel, each timed with CUDA events on a private stream, once per device. Reports
+/// then give declared work's rates as a percentage of this "measured" peak beside the "spec" one (from
+/// the device's attributes). Waits for its own work only (tens of ms); call it before the program's GPU
+/// work, while the device is idle, for clean figures. SCOPEPROF_CALIBRATE=1 does it on each device's first
+/// use. False, with a warning, where there is no device or a figure could not be measured.
+SCOPEPROF_API bool calibrate_device(int device = -1) noexcept;
 
 /// @brief A snapshot of all finished scopes of all threads (running threads keep running; nothing waits
 /// for them, and no scope waits for collect()). Never throws: on failure the report is empty and its

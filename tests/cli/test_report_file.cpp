@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <string>
 
@@ -205,8 +206,15 @@ TEST_CASE("cli report file: declared work reads back into the same sums and rate
   auto load = sptest::host_record(2, 1, 400, 900);
   load.has_work = true;
   load.work_bytes = 65536;
-  const scopeprof::report original = scopeprof::detail::build_report(sptest::one_thread_snapshot(
-      "w.cpp", {"step", "matmul", "load"}, {mm, load, sptest::host_record(0, 0, 0, 1000)}));
+  auto snap = sptest::one_thread_snapshot("w.cpp", {"step", "matmul", "load"}, {mm, load, sptest::host_record(0, 0, 0, 1000)});
+  scopeprof::device_peak peak;
+  peak.device = 0;
+  peak.name = "Test GPU";
+  peak.l2_bytes = 1 << 20;
+  peak.spec_bytes_per_s = 1e12;
+  peak.spec_flops_per_s = 20e12;  // measured: unknown (null in the file)
+  snap.peaks.push_back(peak);
+  const scopeprof::report original = scopeprof::detail::build_report(std::move(snap));
   report_file f;
   std::string error;
   REQUIRE_MESSAGE(parse_report(original.json(), "r.json", f, error), error);
@@ -216,6 +224,9 @@ TEST_CASE("cli report file: declared work reads back into the same sums and rate
   CHECK(m->work.device_ns == 4000);
   CHECK(f.report.find("load")->work.host_bytes == 65536);
   CHECK(!f.report.find("step")->work.any());
+  REQUIRE(f.report.device_peaks().size() == 1);
+  CHECK(f.report.device_peaks()[0].spec_flops_per_s == 20e12);
+  CHECK(std::isnan(f.report.device_peaks()[0].measured_bytes_per_s));
   CHECK(comparable(f.report.json()) == comparable(original.json()));
   CHECK(f.report.csv() == original.csv());
 

@@ -26,8 +26,9 @@ using scopeprof::detail::work_mark;
 using scopeprof::detail::work_match;
 
 // A report of four sites with known work: "tail" (two device-timed instances), "linear" (host only, FLOPs
-// only), "capt" (device time n/a: captured), "plain" (no work), all on thread 0.
-scopeprof::report synthetic_work_report() {
+// only), "capt" (device time n/a: captured), "plain" (no work), all on thread 0; with `peaks`, device 0's
+// peaks are known: spec 3000 GB/s and 50 TFLOP/s, measured 2500 GB/s (no measured FLOP rate), L2 50 MB.
+scopeprof::report synthetic_work_report(bool peaks = false) {
   auto tail1 = sptest::device_timed(sptest::host_record(0, 1, 100, 200), 0, 7, 1000, 2000);
   auto tail2 = sptest::device_timed(sptest::host_record(0, 1, 300, 400), 0, 7, 3000, 6000);
   for (auto* t : {&tail1, &tail2}) {
@@ -42,8 +43,20 @@ scopeprof::report synthetic_work_report() {
   capt.has_work = true;
   capt.work_bytes = 5e5;
   auto plain = sptest::host_record(3, 0, 0, 10000);
-  return scopeprof::detail::build_report(
-      sptest::one_thread_snapshot("w.cpp", {"tail", "linear", "capt", "plain"}, {tail1, tail2, linear, capt, plain}));
+  auto snap = sptest::one_thread_snapshot("w.cpp", {"tail", "linear", "capt", "plain"}, {tail1, tail2, linear, capt, plain});
+  if (peaks) {
+    scopeprof::device_peak p;
+    p.device = 0;
+    p.name = "Test GPU";
+    p.cc_major = 9;
+    p.l2_bytes = 50'000'000;
+    p.spec_bytes_per_s = 3e12;
+    p.spec_flops_per_s = 50e12;
+    p.measured_bytes_per_s = 2.5e12;
+    p.measured_note = "test";
+    snap.peaks.push_back(p);
+  }
+  return scopeprof::detail::build_report(std::move(snap));
 }
 
 const sptest::json* member(const sptest::json& o, const char* key) {
@@ -179,6 +192,59 @@ TEST_CASE("declared work: rates over device span, host time or none, exact in ev
     CHECK(gbs[0] == 3000.0);
     CHECK(gbs[1] == 1000.0);
   }
+}
+
+TEST_CASE("declared work against the device's peaks: percent of spec and measured, the bound, the L2 note") {
+  const scopeprof::report plain = synthetic_work_report(false);
+  CHECK(!sptest::contains(plain.to_string(), "%BW spec"));  // no peaks: no percentage columns
+  const scopeprof::report r = synthetic_work_report(true);
+  const declared_work& tail = sptest::row(r, "tail").work;
+  const scopeprof::work_vs_peak v = scopeprof::against_peak(scopeprof::rate_of(tail), tail, r.peak_of(0));
+  REQUIRE(v.valid);
+  CHECK(v.pct_bw_spec == doctest::Approx(50.0).epsilon(1e-12));
+  CHECK(v.pct_bw_measured == doctest::Approx(60.0).epsilon(1e-12));
+  CHECK(v.pct_flops_spec == doctest::Approx(1.0).epsilon(1e-12));
+  CHECK(std::isnan(v.pct_flops_measured));
+  CHECK(v.ridge == doctest::Approx(50.0 / 3.0));  // spec: the measured FLOP rate is missing
+  CHECK(std::string(v.bound) == "memory");
+  CHECK(v.fits_l2);  // 3 MB per call in a 50 MB L2
+  // Host-time rates are never set against a device's peak.
+  const declared_work& linear = sptest::row(r, "linear").work;
+  CHECK(!scopeprof::against_peak(scopeprof::rate_of(linear), linear, r.peak_of(0)).valid);
+
+  const std::string text = r.to_string();
+  CHECK(sptest::contains(text, "%BW spec"));
+  CHECK(sptest::contains(text, "50.0"));
+  CHECK(sptest::contains(text, "60.0"));
+  CHECK(sptest::contains(text, "device 0 (Test GPU"));
+  CHECK(sptest::contains(text, "tail declares no more bytes per call than the L2 cache holds"));
+  sptest::csv_rows rows;
+  std::string err;
+  REQUIRE_MESSAGE(sptest::parse_csv(r.csv(), rows, err), err);
+  const int spec = sptest::csv_column(rows, "pct_peak_bw_spec");
+  const int bound = sptest::csv_column(rows, "roofline_bound");
+  REQUIRE(spec > 0);
+  bool seen = false, meta = false;
+  for (const auto& row : rows) {
+    REQUIRE(row.size() == rows[0].size());
+    if (row[0] == "flat" && row[4] == "tail") {
+      CHECK(row[spec] == "50.00");
+      CHECK(row[bound] == "memory");
+      seen = true;
+    }
+    if (row[0] == "meta" && row[4] == "device0_spec_gb_per_s") meta = row[5] == "3000.0";
+  }
+  CHECK(seen);
+  CHECK(meta);
+  sptest::json doc;
+  REQUIRE_MESSAGE(sptest::parse_json(r.json(), doc, err), err);
+  const sptest::json& w = *member(json_row(doc, "flat", "tail"), "work");
+  CHECK(member(w, "pct_bw_measured")->number() == doctest::Approx(60.0));
+  CHECK(member(w, "bound")->text == "memory");
+  const sptest::json& peaks = *member(doc, "device_peaks");
+  REQUIRE(peaks.items.size() == 1);
+  CHECK(member(peaks.items[0], "measured_flops_per_s")->is(sptest::json::type::null));
+  CHECK(member(peaks.items[0], "spec_bytes_per_s")->number() == 3e12);
 }
 
 TEST_CASE("PROF_SCOPE_WORK and add_work() sum exactly into the scope they name, with and without a timeline") {

@@ -19,6 +19,9 @@
 SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
+/// The peaks of the devices scopes have timed on, into `raw` (impl/cuda_peak.hpp).
+SCOPEPROF_API void add_device_peaks(raw_snapshot& raw) noexcept;
+
 /// collect(): the drain has folded every scope with its device outcome (detail/device_fold.hpp), and the
 /// timeline's records carry theirs; what is left is the report's line about device time.
 inline void device_collect(raw_snapshot& raw, const collect_context& ctx) {
@@ -28,6 +31,7 @@ inline void device_collect(raw_snapshot& raw, const collect_context& ctx) {
   if (d.probed)
     for (const auto& c : d.devices)  // the devices scopes have timed on (each is prepared on its first use)
       if (c && c->ready.load(std::memory_order_acquire)) raw.process.devices.push_back(c->ordinal);
+  add_device_peaks(raw);
 #else
   (void)raw;
   (void)ctx;

@@ -14,6 +14,7 @@
 #include <scopeprof/detail/bounded_ring.hpp>
 #include <scopeprof/detail/log.hpp>
 #include <scopeprof/detail/recorder.hpp>
+#include <scopeprof/device_peak.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -58,6 +59,8 @@ struct device_context {
   std::atomic<std::uint64_t> events_created{0};    // pool events (reference events are counted apart)
   std::atomic<std::uint64_t> events_destroyed{0};
   std::uint64_t scopes_timed = 0;  // resolved spans, for the report header
+  device_peak peak;                // under mu: spec figures once read (peak.device >= 0), measured ones
+                                   // once calibrated (impl/cuda_peak.hpp)
 };
 
 struct device_registry {
@@ -165,6 +168,12 @@ SCOPEPROF_NOINLINE inline bool prepare_device(device_context& ctx) noexcept {
   return true;
 }
 
+/// SCOPEPROF_CALIBRATE=1: measure each device's peaks on its first use (impl/cuda_peak.hpp).
+inline std::atomic<bool> g_calibrate_on_first_use{false};
+/// Measure the peaks of `ctx`'s device (the calling thread's current device); the result and how it was
+/// taken go into ctx.peak. Returns true when both figures were measured.
+SCOPEPROF_API bool calibrate_context(device_context& ctx) noexcept;
+
 /// The device's context, prepared on first use (`prepared_now` says so); nullptr if it cannot be used.
 inline device_context* context_for(int device, bool& prepared_now) noexcept {
   device_registry& d = the_devices();
@@ -173,6 +182,7 @@ inline device_context* context_for(int device, bool& prepared_now) noexcept {
   if (SCOPEPROF_UNLIKELY(!ctx->ready.load(std::memory_order_acquire))) {
     prepared_now = true;
     if (!prepare_device(*ctx)) return nullptr;
+    if (g_calibrate_on_first_use.load(std::memory_order_relaxed)) calibrate_context(*ctx);
   }
   return ctx->failed.load(std::memory_order_acquire) ? nullptr : ctx;
 }

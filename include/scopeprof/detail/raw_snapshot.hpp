@@ -120,6 +120,7 @@ struct raw_snapshot {
   timeline_counts timeline;
   std::uint64_t device_unresolved = 0;  // device-timed scopes folded while their work still ran (no span)
   work_counts work;                     // what became of the declared work
+  std::vector<device_peak> peaks;       // the devices scopes timed on: spec and measured peaks
 };
 
 /// Build a report from a raw snapshot (collect() does this; tests may too, with <scopeprof.hpp> and this

@@ -34,6 +34,7 @@ class report_builder {
     r.warnings_ = std::move(raw.warnings);
     r.origin_ns_ = raw.origin_ns;
     r.work_ = raw.work;
+    r.peaks_ = std::move(raw.peaks);
     // instance_of[t][i]: the instance of record i of thread t (CUPTI records name their scope so).
     std::vector<std::vector<std::int64_t>> instance_of(raw.threads.size());
     std::size_t total = 0;

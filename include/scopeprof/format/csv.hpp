@@ -33,7 +33,8 @@ inline void append_csv_header(std::string& out) {
       "device_busy_self_us,kernels,copies,cupti_status,kernel_time_pct,host_p90_us,host_p99_us,device_p90_us,"
       "device_p99_us,host_self_avg_us,host_self_med_us,host_self_p99_us,host_self_max_us,device_self_avg_us,"
       "device_self_med_us,device_self_p99_us,device_self_max_us,declared_calls,declared_bytes,declared_flops,"
-      "work_basis,achieved_gb_per_s,achieved_tflop_per_s,declared_flop_per_byte\r\n";
+      "work_basis,achieved_gb_per_s,achieved_tflop_per_s,declared_flop_per_byte,pct_peak_bw_spec,"
+      "pct_peak_bw_measured,pct_peak_flops_spec,pct_peak_flops_measured,roofline_bound\r\n";
 }
 
 /// The 12 trailing statistics cells (from host_p90_us on), each with its leading comma; the device ones
@@ -52,12 +53,13 @@ inline void append_csv_tail_stats(std::string& out, const duration_stats& host, 
 }
 
 /// Empty trailing cells: the statistics and the declared work.
-constexpr const char* csv_empty_tail = ",,,,,,,,,,,,,,,,,,,";
+constexpr const char* csv_empty_tail = ",,,,,,,,,,,,,,,,,,,,,,,,";
 
-/// The seven declared-work cells, each with its leading comma (empty when the row declared none).
-inline void append_csv_work_cells(std::string& out, const declared_work& w) {
+/// The twelve declared-work cells, each with its leading comma (empty when the row declared none): the
+/// sums, the rates, and where they stand against the device's peaks (empty where no peak is known).
+inline void append_csv_work_cells(std::string& out, const declared_work& w, const report& rep) {
   if (!w.any()) {
-    out += ",,,,,,,";
+    out += ",,,,,,,,,,,,";
     return;
   }
   const work_rate r = rate_of(w);
@@ -65,6 +67,13 @@ inline void append_csv_work_cells(std::string& out, const declared_work& w) {
   out += ',' + std::to_string(w.calls) + ',' + cell(w.bytes, 0) + ',' + cell(w.flops, 0) + ',' +
          work_basis_text(r.basis) + ',' + cell(r.bytes_per_s / 1e9, 3) + ',' + cell(r.flops_per_s / 1e12, 6) + ',' +
          cell(r.intensity, 4);
+  const work_vs_peak v = against_peak(r, w, rep.peak_of(w.device));
+  if (!v.valid) {
+    out += ",,,,,";
+    return;
+  }
+  out += ',' + cell(v.pct_bw_spec, 2) + ',' + cell(v.pct_bw_measured, 2) + ',' + cell(v.pct_flops_spec, 2) + ',' +
+         cell(v.pct_flops_measured, 2) + ',' + v.bound;
 }
 
 /// CUPTI cells: filled where the CUPTI evidence is valid, else empty with cupti_status saying why.
@@ -85,6 +94,23 @@ inline void append_csv_meta_row(std::string& out, const char* key, const std::st
   out += ",,,,,,,,,,,,,,,,,,,,,,,,,";
   out += csv_empty_tail;
   out += "\r\n";
+}
+
+/// view=meta rows of each device's peaks: device<N>_name, _l2_bytes, _spec_gb_per_s, _spec_tflop_per_s,
+/// _measured_gb_per_s, _measured_tflop_per_s (empty where unknown).
+inline void append_csv_peak_rows(std::string& out, const report& rep) {
+  const auto number = [](double v, double scale, int digits) {
+    return std::isfinite(v) ? format_fixed(v / scale, digits) : std::string();
+  };
+  for (const device_peak& peak : rep.device_peaks()) {
+    const std::string d = "device" + std::to_string(peak.device) + "_";
+    append_csv_meta_row(out, (d + "name").c_str(), peak.name);
+    append_csv_meta_row(out, (d + "l2_bytes").c_str(), std::to_string(peak.l2_bytes));
+    append_csv_meta_row(out, (d + "spec_gb_per_s").c_str(), number(peak.spec_bytes_per_s, 1e9, 1));
+    append_csv_meta_row(out, (d + "spec_tflop_per_s").c_str(), number(peak.spec_flops_per_s, 1e12, 3));
+    append_csv_meta_row(out, (d + "measured_gb_per_s").c_str(), number(peak.measured_bytes_per_s, 1e9, 1));
+    append_csv_meta_row(out, (d + "measured_tflop_per_s").c_str(), number(peak.measured_flops_per_s, 1e12, 3));
+  }
 }
 
 /// view=meta: the counts and the evidence.
@@ -131,13 +157,15 @@ inline void append_csv_meta_rows(std::string& out, const report& rep) {
     append_csv_meta_row(out, "work_rejected", std::to_string(w.rejected));
     append_csv_meta_row(out, "work_pending", std::to_string(w.pending));
   }
+  append_csv_peak_rows(out, rep);
   append_csv_meta_row(out, "quantiles",
                       "*_med_us, *_p90_us and *_p99_us are within 1/129 relative (log-bucket histogram); every other "
                       "figure is exact");
 }
 
 /// view=flat: row `i` of the flat table.
-inline void append_csv_flat_row(std::string& out, const flat_row& f, std::size_t i, const evidence& sources) {
+inline void append_csv_flat_row(std::string& out, const flat_row& f, std::size_t i, const report& rep) {
+  const evidence& sources = rep.sources();
   out += "flat,";
   out += std::to_string(i);
   out += ",,,";
@@ -159,12 +187,13 @@ inline void append_csv_flat_row(std::string& out, const flat_row& f, std::size_t
   }
   append_csv_cupti_cells(out, sources, f.device_busy_ns, f.device_busy_self_ns, f.kernels, f.copies);
   append_csv_tail_stats(out, f.host, f.host_self, f.device, f.device_self);
-  append_csv_work_cells(out, f.work);
+  append_csv_work_cells(out, f.work, rep);
   out += "\r\n";
 }
 
 /// view=tree: row `i` of the tree table.
-inline void append_csv_tree_row(std::string& out, const tree_row& t, std::size_t i, const evidence& sources) {
+inline void append_csv_tree_row(std::string& out, const tree_row& t, std::size_t i, const report& rep) {
+  const evidence& sources = rep.sources();
   out += "tree," + std::to_string(i) + ',' + (t.parent < 0 ? std::string() : std::to_string(t.parent)) + ',' +
          std::to_string(t.depth) + ',';
   append_csv_field(out, t.name);
@@ -182,7 +211,7 @@ inline void append_csv_tree_row(std::string& out, const tree_row& t, std::size_t
   }
   append_csv_cupti_cells(out, sources, t.device_busy_ns, t.device_busy_self_ns, t.kernels, t.copies);
   append_csv_tail_stats(out, t.host, t.host_self, t.device, t.device_self);
-  append_csv_work_cells(out, t.work);
+  append_csv_work_cells(out, t.work, rep);
   out += "\r\n";
 }
 
@@ -195,7 +224,7 @@ inline void append_csv_kernel_row(std::string& out, const kernel_summary_row& k,
   out += ',' + std::to_string(k.time.count) + ",,,,,,,,,," + csv_us(k.time.sum) + ",," + csv_us(k.time.mean) + ',' +
          csv_us(k.time.median) + ',' + csv_us(k.time.min) + ',' + csv_us(k.time.max) + ',' + csv_us(k.time.stddev) +
          ",,ok,,,,,ok," + format_fixed(k.time_pct, 3) + ",,," + csv_us(k.time.p90) + ',' + csv_us(k.time.p99) +
-         ",,,,,,,,,,,,,,,\r\n";
+         ",,,,,,,,,,,,,,,,,,,,\r\n";
 }
 
 /// The csv report of `rep`, streamed into `sink`.
@@ -205,11 +234,11 @@ inline void serialize_csv(const report& rep, output_sink& sink) {
   append_csv_meta_rows(out, rep);
   for (std::size_t i = 0; i < rep.flat().size(); ++i) {
     sink.row_done();
-    append_csv_flat_row(out, rep.flat()[i], i, rep.sources());
+    append_csv_flat_row(out, rep.flat()[i], i, rep);
   }
   for (std::size_t i = 0; i < rep.tree().size(); ++i) {
     sink.row_done();
-    append_csv_tree_row(out, rep.tree()[i], i, rep.sources());
+    append_csv_tree_row(out, rep.tree()[i], i, rep);
   }
   for (std::size_t i = 0; i < rep.kernel_summary().size(); ++i) {
     sink.row_done();

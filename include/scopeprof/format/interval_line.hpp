@@ -49,7 +49,7 @@ inline std::string interval_json_line(const report& rep, const interval_line_inf
   out += ",\"device\":\"each row's device: span and self of its scopes with a resolved span (null: none)\",\"tree\":[";
   for (std::size_t i = 0; i < rep.tree().size(); ++i) {
     if (i) out += ',';
-    append_json_tree_row(out, rep.tree()[i], false);
+    append_json_tree_row(out, rep.tree()[i], false, rep);
   }
   out += "]}\n";
   return out;

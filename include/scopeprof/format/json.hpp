@@ -39,7 +39,7 @@ inline void append_json_double(std::string& out, double v) {
 
 /// `,"work":{...}` of a row that declared work (null when none): the sums, then the derived rates (null
 /// where they do not exist) and what they divide by.
-inline void append_json_work(std::string& out, const declared_work& w) {
+inline void append_json_work(std::string& out, const declared_work& w, const report& rep) {
   out += ",\"work\":";
   if (!w.any()) {
     out += "null";
@@ -68,7 +68,52 @@ inline void append_json_work(std::string& out, const declared_work& w) {
   append_json_double(out, r.flops_per_s);
   out += ",\"flop_per_byte\":";
   append_json_double(out, r.intensity);
+  const work_vs_peak v = against_peak(r, w, rep.peak_of(w.device));
+  if (v.valid) {
+    out += ",\"pct_bw_spec\":";
+    append_json_double(out, v.pct_bw_spec);
+    out += ",\"pct_bw_measured\":";
+    append_json_double(out, v.pct_bw_measured);
+    out += ",\"pct_flops_spec\":";
+    append_json_double(out, v.pct_flops_spec);
+    out += ",\"pct_flops_measured\":";
+    append_json_double(out, v.pct_flops_measured);
+    out += ",\"bound\":";
+    append_json_string(out, v.bound);
+    out += ",\"ridge\":";
+    append_json_double(out, v.ridge);
+    out += v.fits_l2 ? ",\"fits_l2\":true" : ",\"fits_l2\":false";
+  }
   out += '}';
+}
+
+/// `,"device_peaks":[...]`: each device's spec figures and, once calibrated, measured ones (null: unknown).
+inline void append_json_device_peaks(std::string& out, const std::vector<device_peak>& peaks) {
+  out += ",\"device_peaks\":[";
+  for (std::size_t i = 0; i < peaks.size(); ++i) {
+    const device_peak& p = peaks[i];
+    out += i ? ",{\"device\":" : "{\"device\":";
+    out += std::to_string(p.device) + ",\"name\":";
+    append_json_string(out, p.name);
+    out += ",\"cc_major\":" + std::to_string(p.cc_major) + ",\"cc_minor\":" + std::to_string(p.cc_minor) +
+           ",\"sm_count\":" + std::to_string(p.sm_count) + ",\"sm_clock_hz\":";
+    append_json_double(out, p.sm_clock_hz);
+    out += ",\"memory_clock_hz\":";
+    append_json_double(out, p.memory_clock_hz);
+    out += ",\"bus_width_bits\":" + std::to_string(p.bus_width_bits) + ",\"l2_bytes\":" + std::to_string(p.l2_bytes) +
+           ",\"spec_bytes_per_s\":";
+    append_json_double(out, p.spec_bytes_per_s);
+    out += ",\"spec_flops_per_s\":";
+    append_json_double(out, p.spec_flops_per_s);
+    out += ",\"measured_bytes_per_s\":";
+    append_json_double(out, p.measured_bytes_per_s);
+    out += ",\"measured_flops_per_s\":";
+    append_json_double(out, p.measured_flops_per_s);
+    out += ",\"measured_note\":";
+    append_json_string(out, p.measured_note);
+    out += '}';
+  }
+  out += ']';
 }
 
 /// `,"work":{...}`: what became of every declaration of work in the run.
@@ -138,6 +183,7 @@ inline void append_json_head(std::string& out, const report& rep) {
   out += ",\"kept\":" + std::to_string(rep.timeline().kept) + ",\"left_out\":" + std::to_string(rep.timeline().left_out) + "}";
   out += ",\"orphans\":" + std::to_string(rep.orphan_count());
   append_json_work_counts(out, rep.work());
+  append_json_device_peaks(out, rep.device_peaks());
   out += ",\"evidence\":{\"host\":";
   append_json_string(out, rep.sources().host);
   out += ",\"device\":";
@@ -162,7 +208,7 @@ inline void append_json_thread(std::string& out, const thread_desc& t) {
   out += '}';
 }
 
-inline void append_json_flat_row(std::string& out, const flat_row& f, bool cupti_valid) {
+inline void append_json_flat_row(std::string& out, const flat_row& f, bool cupti_valid, const report& rep) {
   out += "{\"name\":";
   append_json_string(out, f.name);
   out += ",\"calls\":" + std::to_string(f.calls) + ",\"host\":{\"total\":" + std::to_string(f.host_total_ns) +
@@ -187,11 +233,11 @@ inline void append_json_flat_row(std::string& out, const flat_row& f, bool cupti
   append_json_string(out, device_status_text(f.device_calls, f.device_captured, f.device_invalid));
   out += ",\"cupti\":";
   append_json_cupti(out, cupti_valid, f.device_busy_ns, f.device_busy_self_ns, f.kernels, f.copies);
-  append_json_work(out, f.work);
+  append_json_work(out, f.work, rep);
   out += '}';
 }
 
-inline void append_json_tree_row(std::string& out, const tree_row& t, bool cupti_valid) {
+inline void append_json_tree_row(std::string& out, const tree_row& t, bool cupti_valid, const report& rep) {
   out += "{\"name\":";
   append_json_string(out, t.name);
   out += ",\"depth\":" + std::to_string(t.depth) + ",\"parent\":" + std::to_string(t.parent) +
@@ -211,7 +257,7 @@ inline void append_json_tree_row(std::string& out, const tree_row& t, bool cupti
   }
   out += ",\"cupti\":";
   append_json_cupti(out, cupti_valid, t.device_busy_ns, t.device_busy_self_ns, t.kernels, t.copies);
-  append_json_work(out, t.work);
+  append_json_work(out, t.work, rep);
   out += '}';
 }
 
@@ -257,13 +303,13 @@ inline void serialize_json(const report& rep, output_sink& sink) {
   for (std::size_t i = 0; i < rep.flat().size(); ++i) {
     sink.row_done();
     if (i) out += ',';
-    append_json_flat_row(out, rep.flat()[i], cupti_valid);
+    append_json_flat_row(out, rep.flat()[i], cupti_valid, rep);
   }
   out += "],\"tree\":[";
   for (std::size_t i = 0; i < rep.tree().size(); ++i) {
     sink.row_done();
     if (i) out += ',';
-    append_json_tree_row(out, rep.tree()[i], cupti_valid);
+    append_json_tree_row(out, rep.tree()[i], cupti_valid, rep);
   }
   out += "],\"kernel_summary\":[";
   for (std::size_t i = 0; i < rep.kernel_summary().size(); ++i) {

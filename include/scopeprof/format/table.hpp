@@ -137,6 +137,7 @@ inline std::string format_si(double v, const char* unit) {
     v /= 1000;
     ++p;
   }
+  if (v == 0) return std::string("0 ") + unit;
   char buf[48];
   std::snprintf(buf, sizeof buf, v >= 99.95 || v <= -99.95 ? "%.0f %s%s" : v >= 9.995 || v <= -9.995 ? "%.1f %s%s" : "%.2f %s%s",
                 v, prefix[p], unit);
@@ -148,17 +149,42 @@ inline std::string rate_cell(double v, double scale, int digits) {
   return std::isfinite(v) ? format_fixed(v / scale, digits) : std::string("n/a");
 }
 
+/// The devices' peaks under the declared-work table: spec, measured, and how.
+inline void print_device_peaks(const report& rep, std::ostream& out) {
+  for (const device_peak& p : rep.device_peaks()) {
+    const auto bw = [](double v) { return std::isfinite(v) ? format_fixed(v / 1e9, 0) + " GB/s" : std::string("n/a"); };
+    const auto fl = [](double v) { return std::isfinite(v) ? format_fixed(v / 1e12, 1) + " TFLOP/s" : std::string("n/a"); };
+    out << "  device " << p.device << " (" << (p.name.empty() ? std::string("?") : p.name) << ", sm_" << p.cc_major
+        << p.cc_minor << ", L2 " << format_si(static_cast<double>(p.l2_bytes), "B") << "): spec " << bw(p.spec_bytes_per_s)
+        << ", " << fl(p.spec_flops_per_s) << " FP32 (device attributes); measured "
+        << (std::isfinite(p.measured_bytes_per_s) || std::isfinite(p.measured_flops_per_s)
+                ? bw(p.measured_bytes_per_s) + ", " + fl(p.measured_flops_per_s) + " (" + p.measured_note + ")"
+                : std::string(p.measured_note.empty() ? "n/a (scopeprof::calibrate_device() or SCOPEPROF_CALIBRATE=1)"
+                                                      : "n/a (" + p.measured_note + ")"))
+        << "\n";
+  }
+}
+
 /// The declared-work view, only when some scope declared work: per name, the declared sums and the rates
-/// they give over device span (or host time where no instance with work has a span, marked "host").
+/// they give over device span (or host time where no instance with work has a span, marked "host"), and,
+/// where the device's peaks are known, their percent of the spec and measured peaks and the bound.
 inline void print_work_table(const report& rep, std::ostream& out) {
-  bool any = false;
-  for (const auto& f : rep.flat()) any |= f.work.any();
+  bool any = false, peaks = false;
+  for (const auto& f : rep.flat()) {
+    any |= f.work.any();
+    peaks |= against_peak(rate_of(f.work), f.work, rep.peak_of(f.work.device)).valid;
+  }
   if (!any) return;
   out << "\nDeclared work (PROF_SCOPE_WORK / add_work: bytes and FLOPs as the program declares them; rates over\n"
          "the device span of the instances that declared work, or over their host time where none has a span):\n";
   text_table t{{"Name", "Calls", "Declared bytes", "Declared FLOPs", "Over", "Time", "GB/s", "TFLOP/s", "FLOP/B"},
                {true, false, false, false, true, false, false, false, false},
                {}};
+  if (peaks) {
+    t.header.insert(t.header.end(), {"%BW spec", "%BW meas", "%FLOP spec", "%FLOP meas", "Bound"});
+    t.left.insert(t.left.end(), {false, false, false, false, true});
+  }
+  std::vector<std::string> in_l2;
   for (const auto& f : rep.flat()) {
     if (!f.work.any()) continue;
     const work_rate r = rate_of(f.work);
@@ -167,8 +193,18 @@ inline void print_work_table(const report& rep, std::ostream& out) {
                       format_si(f.work.flops, "FLOP"), over,
                       r.basis == work_basis::none ? std::string("n/a") : format_duration_ns(r.seconds * 1e9),
                       rate_cell(r.bytes_per_s, 1e9, 1), rate_cell(r.flops_per_s, 1e12, 3), rate_cell(r.intensity, 1, 3)});
+    if (!peaks) continue;
+    const work_vs_peak v = against_peak(r, f.work, rep.peak_of(f.work.device));
+    t.rows.back().insert(t.rows.back().end(), {rate_cell(v.pct_bw_spec, 1, 1), rate_cell(v.pct_bw_measured, 1, 1),
+                                               rate_cell(v.pct_flops_spec, 1, 1), rate_cell(v.pct_flops_measured, 1, 1),
+                                               v.bound});
+    if (v.fits_l2) in_l2.push_back(display_name(f.name));
   }
   t.print(out);
+  print_device_peaks(rep, out);
+  for (const auto& name : in_l2)
+    out << "Note: " << name << " declares no more bytes per call than the L2 cache holds: its bandwidth may exceed\n"
+           "DRAM's (the data need not leave L2), so its percent of peak is not a DRAM figure.\n";
   const work_counts& w = rep.work();
   if (w.pending) out << "Note: " << w.pending << " declarations wait for scopes still open (not in the table).\n";
 }

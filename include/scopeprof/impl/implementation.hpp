@@ -12,6 +12,7 @@
 #include <scopeprof/impl/work.hpp>
 #include <scopeprof/impl/drain.hpp>
 #include <scopeprof/impl/cuda_events.hpp>
+#include <scopeprof/impl/cuda_peak.hpp>
 #include <scopeprof/impl/cupti.hpp>
 #include <scopeprof/impl/report.hpp>
 #include <scopeprof/impl/writers.hpp>

@@ -73,6 +73,7 @@ SCOPEPROF_API void initialise() noexcept {
         g_device_timing.store(device_timing_off, std::memory_order_relaxed);
 #if SCOPEPROF_WITH_CUDA
       the_devices().wait_ms = parse_count("SCOPEPROF_DEVICE_WAIT_MS", env_string("SCOPEPROF_DEVICE_WAIT_MS"), 5000);
+      g_calibrate_on_first_use.store(parse_switch("SCOPEPROF_CALIBRATE", env_string("SCOPEPROF_CALIBRATE"), false));
 #endif
       configure_drain(r);
       const std::string dump_signal = env_string("SCOPEPROF_DUMP_SIGNAL");
