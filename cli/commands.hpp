@@ -26,6 +26,7 @@ struct diff_options {
   std::string format;     ///< "", "text", "md", "json"
   double fail_above = -1; ///< fraction (0.05 for "5%"); < 0: off
   double alpha = 0.05;    ///< significance level of the test
+  std::string fail_on = "both";  ///< which rows --fail-above gates: "host", "device" or "both"
   bool allow_other_program = false;  ///< compare reports whose process().program differ
   int width = 0;
 };

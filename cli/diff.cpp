@@ -76,7 +76,7 @@ diff_row both_sides(const std::string& name, const char* quantity, const quantit
   r.verdict = verdict_of(r, s);
   // Only a significant slowdown fails: noise ("same", "too few calls") never does.
   r.failed = s.fail_above >= 0 && r.verdict == diff_verdict::slower && r.change > s.fail_above &&
-             r.test.p_value < s.alpha;
+             r.test.p_value < s.alpha && (r.quantity == "host" ? s.gate_host : s.gate_device);
   return r;
 }
 
@@ -154,6 +154,10 @@ bool valid_settings(const diff_options& o, std::string& error) {
     error = "--fail-above is not a number";
     return false;
   }
+  if (o.fail_on != "both" && o.fail_on != "host" && o.fail_on != "device") {
+    error = "--fail-on takes host, device or both, not '" + o.fail_on + "'";
+    return false;
+  }
   return true;
 }
 
@@ -223,6 +227,8 @@ int run_diff(const diff_options& o, std::ostream& out, std::ostream& err) {
   diff_settings settings;
   settings.alpha = o.alpha;
   settings.fail_above = o.fail_above;
+  settings.gate_host = o.fail_on != "device";
+  settings.gate_device = o.fail_on != "host";
   diff_result d = compare(a.report, b.report, settings);
   d.a.path = o.baseline;
   d.b.path = o.candidate;

@@ -29,6 +29,8 @@ struct diff_settings {
   double alpha = 0.05;        ///< significance level
   double fail_above = -1;     ///< a significant slowdown above this fraction fails; < 0: off
   double min_change = 0.01;   ///< a significant change smaller than this is still "same"
+  bool gate_host = true;      ///< host rows may fail (--fail-on host|both)
+  bool gate_device = true;    ///< device rows may fail (--fail-on device|both)
 };
 
 enum class diff_verdict { slower, faster, same, too_few_calls, only_in_a, only_in_b };

@@ -35,6 +35,10 @@ void add_diff(CLI::App& app, scopeprof_cli::diff_options& o, std::string& fail_a
       ->check(CLI::IsMember({"text", "md", "json"}));
   c->add_option("--fail-above", fail_above,
                 "exit 1 when a scope's median per call rose by more than this (5% or 0.05) with significance");
+  c->add_option("--fail-on", o.fail_on,
+                 "which rows --fail-above gates: device (device spans only: host times of launch-only scopes shift "
+                 "between processes), host, or both (default)")
+      ->check(CLI::IsMember({"host", "device", "both"}));
   c->add_option("--alpha", o.alpha, "significance level (default 0.05)")->check(CLI::Range(1e-12, 0.5));
   c->add_flag("--allow-other-program", o.allow_other_program, "compare reports of differently named programs");
   c->add_option("-w,--width", o.width, "width of the text table (default: $COLUMNS or 120)")->check(CLI::Range(40, 1000));

@@ -256,6 +256,15 @@ TEST_CASE("cli diff: run_diff exits 1 only for a significant regression above --
   o.fail_above = 0.5;
   CHECK(run(o).status == scopeprof_cli::exit_ok);
   o.fail_above = 0.05;
+  o.fail_on = "device";  // "slow" is slower in host time only: a device-only gate passes
+  CHECK(run(o).status == scopeprof_cli::exit_ok);
+  o.fail_on = "host";
+  CHECK(run(o).status == scopeprof_cli::exit_finding);
+  o.fail_on = "sideways";
+  r = run(o);
+  CHECK(r.status == scopeprof_cli::exit_bad_input);
+  CHECK(r.err.find("--fail-on takes host, device or both") != std::string::npos);
+  o.fail_on = "both";
   o.candidate = f.a2;  // same distribution: noise never fails
   r = run(o);
   CHECK(r.status == scopeprof_cli::exit_ok);

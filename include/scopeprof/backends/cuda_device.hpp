@@ -266,6 +266,26 @@ inline cudaEvent_t take_event(device_context& ctx, bool& created) noexcept {
   return cache.events[--cache.count];
 }
 
+/// A never-recorded event for a scope inside a graph capture: the graph's replays record it, and until the
+/// first one it must not look complete (a pooled event still holds its last recording, which would give a
+/// stale span). Created in relaxed capture mode (no disturbance to a global-mode capture); set-up time.
+inline cudaEvent_t fresh_event(device_context& ctx, bool& created) noexcept {
+  setup_timer timed;
+  const cudaError_t pending = cudaPeekAtLastError();
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  const bool exchanged = cudaThreadExchangeStreamCaptureMode(&mode) == cudaSuccess;
+  cudaEvent_t ev = nullptr;
+  if (cudaEventCreate(&ev) == cudaSuccess) {
+    ctx.events_created.fetch_add(1, std::memory_order_relaxed);
+    created = true;
+  } else {
+    ev = nullptr;
+  }
+  if (exchanged) cudaThreadExchangeStreamCaptureMode(&mode);
+  forget_our_error(pending);
+  return ev;
+}
+
 inline void give_back_event(cudaEvent_t ev, int device) noexcept {
   thread_event_cache& cache = t_event_cache;
   if (cache.device == device && cache.count < event_cache_size) cache.events[cache.count++] = ev;

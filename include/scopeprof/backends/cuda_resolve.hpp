@@ -90,6 +90,10 @@ inline bool resolve_one(device_registry& d, device_record& r) noexcept {
     r.state = dev_captured;
     return true;
   }
+  if (e == cudaErrorInvalidResourceHandle && r.capture_id != 0) {
+    r.state = dev_captured;  // its events were never recorded: the graph has not been replayed yet
+    return true;
+  }
   if (e != cudaSuccess) {
     if (e != cudaErrorInvalidResourceHandle) fail_device(ctx, "cudaEventElapsedTime", e);
     r.state = dev_invalid;

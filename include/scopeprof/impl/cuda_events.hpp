@@ -110,8 +110,10 @@ SCOPEPROF_NOINLINE SCOPEPROF_API void device_begin(device_scope& s, site_info& s
   stream = default_stream_policy(stream, device, site.per_thread_stream);
   unsigned long long capture_id = 0;
   if (!calls.capture_state(stream, capture_id)) return note_skipped();
-  cudaEvent_t begin = take_event(*ctx, setup);
-  cudaEvent_t end = begin != nullptr ? take_event(*ctx, setup) : nullptr;
+  // Inside a capture, events no scope has recorded before (backends/cuda_device.hpp: fresh_event).
+  const bool captured = capture_id != 0;
+  cudaEvent_t begin = captured ? fresh_event(*ctx, setup) : take_event(*ctx, setup);
+  cudaEvent_t end = begin == nullptr ? nullptr : captured ? fresh_event(*ctx, setup) : take_event(*ctx, setup);
   if (end == nullptr) {
     if (begin != nullptr) give_back_event(begin, device);
     return note_skipped();
