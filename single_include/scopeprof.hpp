@@ -5982,6 +5982,26 @@ inline cudaEvent_t take_event(device_context& ctx, bool& created) noexcept {
   return cache.events[--cache.count];
 }
 
+/// A never-recorded event for a scope inside a graph capture: the graph's replays record it, and until the
+/// first one it must not look complete (a pooled event still holds its last recording, which would give a
+/// stale span). Created in relaxed capture mode (no disturbance to a global-mode capture); set-up time.
+inline cudaEvent_t fresh_event(device_context& ctx, bool& created) noexcept {
+  setup_timer timed;
+  const cudaError_t pending = cudaPeekAtLastError();
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  const bool exchanged = cudaThreadExchangeStreamCaptureMode(&mode) == cudaSuccess;
+  cudaEvent_t ev = nullptr;
+  if (cudaEventCreate(&ev) == cudaSuccess) {
+    ctx.events_created.fetch_add(1, std::memory_order_relaxed);
+    created = true;
+  } else {
+    ev = nullptr;
+  }
+  if (exchanged) cudaThreadExchangeStreamCaptureMode(&mode);
+  forget_our_error(pending);
+  return ev;
+}
+
 inline void give_back_event(cudaEvent_t ev, int device) noexcept {
   thread_event_cache& cache = t_event_cache;
   if (cache.device == device && cache.count < event_cache_size) cache.events[cache.count++] = ev;
@@ -6114,6 +6134,10 @@ inline bool resolve_one(device_registry& d, device_record& r) noexcept {
     // Not run yet: a captured graph not replayed, or work still queued behind something slow.
     if (r.capture_id == 0) return false;
     r.state = dev_captured;
+    return true;
+  }
+  if (e == cudaErrorInvalidResourceHandle && r.capture_id != 0) {
+    r.state = dev_captured;  // its events were never recorded: the graph has not been replayed yet
     return true;
   }
   if (e != cudaSuccess) {
@@ -6366,8 +6390,10 @@ SCOPEPROF_NOINLINE SCOPEPROF_API void device_begin(device_scope& s, site_info& s
   stream = default_stream_policy(stream, device, site.per_thread_stream);
   unsigned long long capture_id = 0;
   if (!calls.capture_state(stream, capture_id)) return note_skipped();
-  cudaEvent_t begin = take_event(*ctx, setup);
-  cudaEvent_t end = begin != nullptr ? take_event(*ctx, setup) : nullptr;
+  // Inside a capture, events no scope has recorded before (backends/cuda_device.hpp: fresh_event).
+  const bool captured = capture_id != 0;
+  cudaEvent_t begin = captured ? fresh_event(*ctx, setup) : take_event(*ctx, setup);
+  cudaEvent_t end = begin == nullptr ? nullptr : captured ? fresh_event(*ctx, setup) : take_event(*ctx, setup);
   if (end == nullptr) {
     if (begin != nullptr) give_back_event(begin, device);
     return note_skipped();
