@@ -1012,6 +1012,8 @@ SCOPEPROF_NAMESPACE_END
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <string_view>
@@ -1160,6 +1162,22 @@ inline std::string format_duration_ns(double ns) {
   else if (a < 1e9) std::snprintf(buf, sizeof buf, "%.3f ms", ns / 1e6);
   else std::snprintf(buf, sizeof buf, "%.3f s", ns / 1e9);
   return buf;
+}
+
+/// Longest text write_exact_double() writes ("-1.2345678901234567e-308" and "null" fit).
+constexpr std::size_t max_double_chars = 25;
+
+/// A double as JSON that reads back exactly (%.17g, a point whatever the program's LC_NUMERIC), or null
+/// when it is not finite, written at `p` (room for max_double_chars); returns the end.
+inline char* write_exact_double(char* p, double v) noexcept {
+  if (!std::isfinite(v)) {
+    std::memcpy(p, "null", 4);
+    return p + 4;
+  }
+  const int n = std::snprintf(p, max_double_chars, "%.17g", v);
+  for (int i = 0; i < n; ++i)
+    if (p[i] == ',') p[i] = '.';
+  return p + (n > 0 ? n : 0);
 }
 
 /// Fixed-point decimal with the given number of digits after the point (locale independent).
@@ -10180,30 +10198,20 @@ inline void append_trace_activity(output_sink& sink, const trace_tables& t, cons
   sink.commit(p);
 }
 
-/// A double that reads back exactly (%.17g, decimal point whatever the locale), or null when not finite.
-/// Writes at most 24 characters.
-inline char* trace_put_double(char* p, double v) noexcept {
-  if (!std::isfinite(v)) return trace_put(p, "null");
-  const int n = std::snprintf(p, 25, "%.17g", v);
-  for (int i = 0; i < n; ++i)
-    if (p[i] == ',') p[i] = '.';
-  return p + (n > 0 ? n : 0);
-}
-
 /// The declared-work cells of a scopeprofScopes row: bytes, FLOPs, and the GB/s and TFLOP/s they give over
 /// the instance's device span (null where the instance declared none, or has no span).
 inline char* trace_put_work_cells(char* p, const scope_instance& s) noexcept {
   if (!s.has_work) return trace_put(p, ",null,null,null,null");
   p = trace_put(p, ",");
-  p = trace_put_double(p, s.work_bytes);
+  p = write_exact_double(p, s.work_bytes);
   p = trace_put(p, ",");
-  p = trace_put_double(p, s.work_flops);
+  p = write_exact_double(p, s.work_flops);
   const bool span = s.device == device_status::ok && s.device_span_ns() > 0;
   const double ns = span ? static_cast<double>(s.device_span_ns()) : 0.0;
   p = trace_put(p, ",");
-  p = trace_put_double(p, span && s.work_bytes > 0 ? s.work_bytes / ns : std::nan(""));  // bytes/ns = GB/s
+  p = write_exact_double(p, span && s.work_bytes > 0 ? s.work_bytes / ns : std::nan(""));  // bytes/ns = GB/s
   p = trace_put(p, ",");
-  return trace_put_double(p, span && s.work_flops > 0 ? s.work_flops / ns / 1e3 : std::nan(""));
+  return write_exact_double(p, span && s.work_flops > 0 ? s.work_flops / ns / 1e3 : std::nan(""));
 }
 
 /// One row of the scopeprofScopes table (the figures of the k-th user_annotation slice).
@@ -10337,6 +10345,10 @@ namespace detail {
 
 inline std::string csv_us(std::int64_t ns) { return format_ns_as_us(ns); }
 inline std::string csv_us(double ns) { return format_fixed(ns / 1000.0, 3); }
+/// v / scale with `digits` decimals; empty when v is not finite (a figure that does not exist).
+inline std::string csv_number(double v, double scale, int digits) {
+  return std::isfinite(v) ? format_fixed(v / scale, digits) : std::string();
+}
 
 /// The header line, with the units.
 inline void append_csv_header(std::string& out) {
@@ -10377,7 +10389,7 @@ inline void append_csv_work_cells(std::string& out, const declared_work& w, cons
     return;
   }
   const work_rate r = rate_of(w);
-  const auto cell = [&](double v, int digits) { return std::isfinite(v) ? format_fixed(v, digits) : std::string(); };
+  const auto cell = [](double v, int digits) { return csv_number(v, 1, digits); };
   out += ',' + std::to_string(w.calls) + ',' + cell(w.bytes, 0) + ',' + cell(w.flops, 0) + ',' +
          work_basis_text(r.basis) + ',' + cell(r.bytes_per_s / 1e9, 3) + ',' + cell(r.flops_per_s / 1e12, 6) + ',' +
          cell(r.intensity, 4);
@@ -10413,17 +10425,14 @@ inline void append_csv_meta_row(std::string& out, const char* key, const std::st
 /// view=meta rows of each device's peaks: device<N>_name, _l2_bytes, _spec_gb_per_s, _spec_tflop_per_s,
 /// _measured_gb_per_s, _measured_tflop_per_s (empty where unknown).
 inline void append_csv_peak_rows(std::string& out, const report& rep) {
-  const auto number = [](double v, double scale, int digits) {
-    return std::isfinite(v) ? format_fixed(v / scale, digits) : std::string();
-  };
   for (const device_peak& peak : rep.device_peaks()) {
     const std::string d = "device" + std::to_string(peak.device) + "_";
     append_csv_meta_row(out, (d + "name").c_str(), peak.name);
     append_csv_meta_row(out, (d + "l2_bytes").c_str(), std::to_string(peak.l2_bytes));
-    append_csv_meta_row(out, (d + "spec_gb_per_s").c_str(), number(peak.spec_bytes_per_s, 1e9, 1));
-    append_csv_meta_row(out, (d + "spec_tflop_per_s").c_str(), number(peak.spec_flops_per_s, 1e12, 3));
-    append_csv_meta_row(out, (d + "measured_gb_per_s").c_str(), number(peak.measured_bytes_per_s, 1e9, 1));
-    append_csv_meta_row(out, (d + "measured_tflop_per_s").c_str(), number(peak.measured_flops_per_s, 1e12, 3));
+    append_csv_meta_row(out, (d + "spec_gb_per_s").c_str(), csv_number(peak.spec_bytes_per_s, 1e9, 1));
+    append_csv_meta_row(out, (d + "spec_tflop_per_s").c_str(), csv_number(peak.spec_flops_per_s, 1e12, 3));
+    append_csv_meta_row(out, (d + "measured_gb_per_s").c_str(), csv_number(peak.measured_bytes_per_s, 1e9, 1));
+    append_csv_meta_row(out, (d + "measured_tflop_per_s").c_str(), csv_number(peak.measured_flops_per_s, 1e12, 3));
   }
 }
 
@@ -10944,17 +10953,10 @@ inline void append_json_number(std::string& out, double v) {
   out += format_fixed(v, 1);
 }
 
-/// A double that reads back exactly (shortest round-trip form of %.17g); null when not finite.
+/// A double that reads back exactly; null when not finite (detail/text.hpp).
 inline void append_json_double(std::string& out, double v) {
-  if (!std::isfinite(v)) {
-    out += "null";
-    return;
-  }
-  char buf[32];
-  const int n = std::snprintf(buf, sizeof buf, "%.17g", v);
-  for (int i = 0; i < n; ++i)
-    if (buf[i] == ',') buf[i] = '.';  // a program's LC_NUMERIC with a decimal comma
-  out.append(buf, n > 0 ? static_cast<std::size_t>(n) : 0);
+  char buf[max_double_chars];
+  out.append(buf, write_exact_double(buf, v));
 }
 
 /// `,"work":{...}` of a row that declared work (null when none): the sums, then the derived rates (null

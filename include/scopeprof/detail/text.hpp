@@ -6,6 +6,8 @@
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <string_view>
@@ -154,6 +156,22 @@ inline std::string format_duration_ns(double ns) {
   else if (a < 1e9) std::snprintf(buf, sizeof buf, "%.3f ms", ns / 1e6);
   else std::snprintf(buf, sizeof buf, "%.3f s", ns / 1e9);
   return buf;
+}
+
+/// Longest text write_exact_double() writes ("-1.2345678901234567e-308" and "null" fit).
+constexpr std::size_t max_double_chars = 25;
+
+/// A double as JSON that reads back exactly (%.17g, a point whatever the program's LC_NUMERIC), or null
+/// when it is not finite, written at `p` (room for max_double_chars); returns the end.
+inline char* write_exact_double(char* p, double v) noexcept {
+  if (!std::isfinite(v)) {
+    std::memcpy(p, "null", 4);
+    return p + 4;
+  }
+  const int n = std::snprintf(p, max_double_chars, "%.17g", v);
+  for (int i = 0; i < n; ++i)
+    if (p[i] == ',') p[i] = '.';
+  return p + (n > 0 ? n : 0);
 }
 
 /// Fixed-point decimal with the given number of digits after the point (locale independent).

@@ -405,30 +405,20 @@ inline void append_trace_activity(output_sink& sink, const trace_tables& t, cons
   sink.commit(p);
 }
 
-/// A double that reads back exactly (%.17g, decimal point whatever the locale), or null when not finite.
-/// Writes at most 24 characters.
-inline char* trace_put_double(char* p, double v) noexcept {
-  if (!std::isfinite(v)) return trace_put(p, "null");
-  const int n = std::snprintf(p, 25, "%.17g", v);
-  for (int i = 0; i < n; ++i)
-    if (p[i] == ',') p[i] = '.';
-  return p + (n > 0 ? n : 0);
-}
-
 /// The declared-work cells of a scopeprofScopes row: bytes, FLOPs, and the GB/s and TFLOP/s they give over
 /// the instance's device span (null where the instance declared none, or has no span).
 inline char* trace_put_work_cells(char* p, const scope_instance& s) noexcept {
   if (!s.has_work) return trace_put(p, ",null,null,null,null");
   p = trace_put(p, ",");
-  p = trace_put_double(p, s.work_bytes);
+  p = write_exact_double(p, s.work_bytes);
   p = trace_put(p, ",");
-  p = trace_put_double(p, s.work_flops);
+  p = write_exact_double(p, s.work_flops);
   const bool span = s.device == device_status::ok && s.device_span_ns() > 0;
   const double ns = span ? static_cast<double>(s.device_span_ns()) : 0.0;
   p = trace_put(p, ",");
-  p = trace_put_double(p, span && s.work_bytes > 0 ? s.work_bytes / ns : std::nan(""));  // bytes/ns = GB/s
+  p = write_exact_double(p, span && s.work_bytes > 0 ? s.work_bytes / ns : std::nan(""));  // bytes/ns = GB/s
   p = trace_put(p, ",");
-  return trace_put_double(p, span && s.work_flops > 0 ? s.work_flops / ns / 1e3 : std::nan(""));
+  return write_exact_double(p, span && s.work_flops > 0 ? s.work_flops / ns / 1e3 : std::nan(""));
 }
 
 /// One row of the scopeprofScopes table (the figures of the k-th user_annotation slice).

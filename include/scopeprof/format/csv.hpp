@@ -23,6 +23,10 @@ namespace detail {
 
 inline std::string csv_us(std::int64_t ns) { return format_ns_as_us(ns); }
 inline std::string csv_us(double ns) { return format_fixed(ns / 1000.0, 3); }
+/// v / scale with `digits` decimals; empty when v is not finite (a figure that does not exist).
+inline std::string csv_number(double v, double scale, int digits) {
+  return std::isfinite(v) ? format_fixed(v / scale, digits) : std::string();
+}
 
 /// The header line, with the units.
 inline void append_csv_header(std::string& out) {
@@ -63,7 +67,7 @@ inline void append_csv_work_cells(std::string& out, const declared_work& w, cons
     return;
   }
   const work_rate r = rate_of(w);
-  const auto cell = [&](double v, int digits) { return std::isfinite(v) ? format_fixed(v, digits) : std::string(); };
+  const auto cell = [](double v, int digits) { return csv_number(v, 1, digits); };
   out += ',' + std::to_string(w.calls) + ',' + cell(w.bytes, 0) + ',' + cell(w.flops, 0) + ',' +
          work_basis_text(r.basis) + ',' + cell(r.bytes_per_s / 1e9, 3) + ',' + cell(r.flops_per_s / 1e12, 6) + ',' +
          cell(r.intensity, 4);
@@ -99,17 +103,14 @@ inline void append_csv_meta_row(std::string& out, const char* key, const std::st
 /// view=meta rows of each device's peaks: device<N>_name, _l2_bytes, _spec_gb_per_s, _spec_tflop_per_s,
 /// _measured_gb_per_s, _measured_tflop_per_s (empty where unknown).
 inline void append_csv_peak_rows(std::string& out, const report& rep) {
-  const auto number = [](double v, double scale, int digits) {
-    return std::isfinite(v) ? format_fixed(v / scale, digits) : std::string();
-  };
   for (const device_peak& peak : rep.device_peaks()) {
     const std::string d = "device" + std::to_string(peak.device) + "_";
     append_csv_meta_row(out, (d + "name").c_str(), peak.name);
     append_csv_meta_row(out, (d + "l2_bytes").c_str(), std::to_string(peak.l2_bytes));
-    append_csv_meta_row(out, (d + "spec_gb_per_s").c_str(), number(peak.spec_bytes_per_s, 1e9, 1));
-    append_csv_meta_row(out, (d + "spec_tflop_per_s").c_str(), number(peak.spec_flops_per_s, 1e12, 3));
-    append_csv_meta_row(out, (d + "measured_gb_per_s").c_str(), number(peak.measured_bytes_per_s, 1e9, 1));
-    append_csv_meta_row(out, (d + "measured_tflop_per_s").c_str(), number(peak.measured_flops_per_s, 1e12, 3));
+    append_csv_meta_row(out, (d + "spec_gb_per_s").c_str(), csv_number(peak.spec_bytes_per_s, 1e9, 1));
+    append_csv_meta_row(out, (d + "spec_tflop_per_s").c_str(), csv_number(peak.spec_flops_per_s, 1e12, 3));
+    append_csv_meta_row(out, (d + "measured_gb_per_s").c_str(), csv_number(peak.measured_bytes_per_s, 1e9, 1));
+    append_csv_meta_row(out, (d + "measured_tflop_per_s").c_str(), csv_number(peak.measured_flops_per_s, 1e12, 3));
   }
 }
 

@@ -24,17 +24,10 @@ inline void append_json_number(std::string& out, double v) {
   out += format_fixed(v, 1);
 }
 
-/// A double that reads back exactly (shortest round-trip form of %.17g); null when not finite.
+/// A double that reads back exactly; null when not finite (detail/text.hpp).
 inline void append_json_double(std::string& out, double v) {
-  if (!std::isfinite(v)) {
-    out += "null";
-    return;
-  }
-  char buf[32];
-  const int n = std::snprintf(buf, sizeof buf, "%.17g", v);
-  for (int i = 0; i < n; ++i)
-    if (buf[i] == ',') buf[i] = '.';  // a program's LC_NUMERIC with a decimal comma
-  out.append(buf, n > 0 ? static_cast<std::size_t>(n) : 0);
+  char buf[max_double_chars];
+  out.append(buf, write_exact_double(buf, v));
 }
 
 /// `,"work":{...}` of a row that declared work (null when none): the sums, then the derived rates (null
