@@ -27,6 +27,7 @@ struct options {
   std::string trace;                      // scopeprof's Chrome trace ("" = none)
   std::string torch_trace_dir = ".";      // LibTorch variant: where eager_trace.json / fused_trace.json go
   std::string only;                       // "eager" or "fused": that variant alone, generic scope names (CUDA variant)
+  bool calibrate = true;                  // measure the device's peaks (scopeprof::calibrate_device)
 };
 
 /// The command line of `program`; `torch_flags` adds --profile-iters and --torch-trace-dir, and leaves out
@@ -38,7 +39,7 @@ inline options parse(int argc, char** argv, const char* program, bool torch_flag
     std::fprintf(stderr,
                  "%s: %s\n"
                  "usage: %s [--preset auto|t4|large|tiny] [--m M --k K --n N] [--iters N] [--warmup N]\n"
-                 "       %*s [--trace PATH | --no-trace]%s\n",
+                 "       %*s [--trace PATH | --no-trace] [--no-calibrate]%s\n",
                  program, why.c_str(), program, static_cast<int>(std::string(program).size()), "",
                  torch_flags ? " [--profile-iters N] [--torch-trace-dir DIR]" : " [--only eager|fused]");
     std::exit(2);
@@ -64,6 +65,7 @@ inline options parse(int argc, char** argv, const char* program, bool torch_flag
     else if (a == "--warmup") o.warmup = static_cast<int>(number(0));
     else if (a == "--trace") o.trace = value();
     else if (a == "--no-trace") o.trace.clear();
+    else if (a == "--no-calibrate") o.calibrate = false;
     else if (torch_flags && a == "--profile-iters") o.profile_iters = static_cast<int>(number(1));
     else if (torch_flags && a == "--torch-trace-dir") o.torch_trace_dir = value();
     else if (!torch_flags && a == "--only") o.only = value();

@@ -109,9 +109,12 @@ SCOPEPROF_API void add_work(double bytes, double flops = 0) noexcept;
 /// @brief Measure device `device`'s peaks (-1: the calling thread's current device): a device-to-device
 /// copy and an FP32 FMA kernel, each timed with CUDA events on a private stream, once per device. Reports
 /// then give declared work's rates as a percentage of this "measured" peak beside the "spec" one (from
-/// the device's attributes). Waits for its own work only (tens of ms); call it before the program's GPU
-/// work, while the device is idle, for clean figures. SCOPEPROF_CALIBRATE=1 does it on each device's first
-/// use. False, with a warning, where there is no device or a figure could not be measured.
+/// the device's attributes). Waits for its own work only (tens of ms), and runs beside whatever the device
+/// still runs: call it while the device is idle (after a cudaDeviceSynchronize()), or its figures and the
+/// program's are both disturbed. It can also disturb what is timed right after it (on an H100, tails whose
+/// data sat in L2 ran about 1% slower when it came first): for the cleanest figures call it after the work
+/// you time and before collect(), which reads them. SCOPEPROF_CALIBRATE=1 does it on each device's first
+/// use instead. False, with a warning, where there is no device or a figure could not be measured.
 SCOPEPROF_API bool calibrate_device(int device = -1) noexcept;
 
 /// @brief A snapshot of all finished scopes of all threads (running threads keep running; nothing waits

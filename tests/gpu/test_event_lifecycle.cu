@@ -1,10 +1,11 @@
 // The life of CUDA events and of device set-up, on a real GPU: events stay bounded over many threads and
 // collects, reset() never waits for the GPU, a scope open across several collects still gets a right
 // span, and a thread's one-time set-up is charged to no scope. Without a device every case says so and
-// passes.
+// passes. Case p: a drain pass meeting unfinished device work asks by queries (run under memcheck too).
 #include <scopeprof.hpp>
 #include <scopeprof/backends/cuda_device.hpp>  // internals the test reads (the_devices, g_driver, event_census)
 #include <scopeprof/backends/cuda_driver.hpp>
+#include <scopeprof/detail/drain.hpp>       // a drain pass run by hand (case p)
 
 #include <doctest/doctest.h>
 
@@ -12,6 +13,7 @@
 #include "gpu_test_helpers.cuh"
 
 #include <chrono>
+#include <mutex>
 #include <cstdint>
 #include <string>
 #include <thread>
@@ -151,5 +153,34 @@ TEST_CASE("gpu o: a new thread's first device-timed scope carries none of the th
   CHECK(row(r, "new_thread_first").device_calls == 1);
   TIMING_CHECK(first_us < 10 * later_us + 50, "first scope carried " << first_us << " us");
   CHECK(r.sources().device.find("one-time set-up") != std::string::npos);
+  scopeprof::reset();
+}
+
+TEST_CASE("gpu p: a background pass over a scope whose kernel still runs asks, never fails, and leaves it for later") {
+  SCOPEPROF_GPU_OR_SKIP();
+  warm_up();
+  scopeprof::reset();
+  {
+    PROF_SCOPE("still_running");
+    CUDA_CHECK(spin(200000));  // 200 ms
+  }
+  REQUIRE(cudaStreamQuery(nullptr) == cudaErrorNotReady);
+  {
+    // What the drain thread does every few ms. Its question must be a query: cudaEventElapsedTime on the
+    // unfinished pair returns cudaErrorNotReady, which compute-sanitizer counts as the program's API error
+    // (tools/gpu-quick.sh runs this suite under memcheck with --error-exitcode).
+    scopeprof::detail::registry& reg = scopeprof::detail::the_registry();
+    std::lock_guard<std::mutex> serial(reg.collect_mu);
+    scopeprof::detail::drain_pass(reg, scopeprof::detail::the_drain(), scopeprof::detail::view_registry(reg),
+                                  scopeprof::detail::pass_kind::fold, scopeprof::detail::pass_scope::background);
+  }
+  CHECK(cudaPeekAtLastError() == cudaSuccess);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const scopeprof::report r = scopeprof::collect();
+  INFO(evidence(r));
+  const auto inst = instances_named(r, "still_running");
+  REQUIRE(inst.size() == 1);
+  REQUIRE(status_name(inst[0].device) == "ok");  // left pending by the pass, not given up
+  CHECK(inst[0].device_span_ns() >= 200000 * us);
   scopeprof::reset();
 }

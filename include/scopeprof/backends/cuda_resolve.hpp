@@ -81,9 +81,15 @@ inline bool resolve_one(device_registry& d, device_record& r) noexcept {
       return true;
     }
   }
+  // Query first: cudaEventElapsedTime on unfinished work returns cudaErrorNotReady, which compute-sanitizer
+  // reports as an API error of the program; a query's "not ready" is an answer. The end event done means
+  // the begin one is too (one stream, in order); a reference is done before it is used (add_reference).
   float span_ms = 0, offset_ms = 0;
-  cudaError_t e = cudaEventElapsedTime(&span_ms, begin, end);
-  if (e == cudaSuccess) e = cudaEventElapsedTime(&offset_ms, ref->event, begin);
+  cudaError_t e = cudaEventQuery(end);
+  if (e != cudaErrorNotReady) {  // (any other error: the elapsed time below gives its own)
+    e = cudaEventElapsedTime(&span_ms, begin, end);
+    if (e == cudaSuccess) e = cudaEventElapsedTime(&offset_ms, ref->event, begin);
+  }
   if (e == cudaErrorNotReady) {
     // Not run yet: a captured graph not replayed, or work still queued behind something slow.
     if (r.capture_id == 0) return false;
