@@ -140,6 +140,7 @@ diff_result compare(const scopeprof::report& a, const scopeprof::report& b, cons
   sort_by_moved(d.rows);
   for (std::size_t i = 0; i < d.rows.size(); ++i)
     if (d.rows[i].failed) d.failed.push_back(i);
+  d.work = compare_work(a, b);
   return d;
 }
 

@@ -10,6 +10,7 @@
 #include "commands.hpp"
 #include "rank_test.hpp"
 
+#include <nlohmann/json.hpp>
 #include <scopeprof.hpp>
 
 #include <cstdint>
@@ -59,12 +60,34 @@ struct diff_side {
   std::string host;
 };
 
+/// Declared work of one scope name in both runs (diff_work.cpp): each run's achieved rates over its own
+/// time (work_rate.hpp). Not tested for significance: a rate is a ratio of sums, not a per-call sample;
+/// the device or host rows above carry the test.
+struct work_diff_row {
+  std::string name;
+  std::string basis_a, basis_b;                  ///< "device", "host" or "n/a"; "" where that run declared none
+  double bytes_per_call_a = 0, bytes_per_call_b = 0;  ///< declared, per instance that declared work
+  double flops_per_call_a = 0, flops_per_call_b = 0;
+  double bytes_per_s_a, bytes_per_s_b;           ///< NaN where there is no rate
+  double flops_per_s_a, flops_per_s_b;
+  bool same_work = true;  ///< both runs declared the same bytes and FLOPs per call (else a rate's change
+                          ///< is not only speed)
+};
+
 struct diff_result {
   diff_side a, b;
   diff_settings settings;
   std::vector<diff_row> rows;  ///< by |moved| descending
   std::vector<std::size_t> failed;  ///< indices into rows of the failed ones, in row order
+  std::vector<work_diff_row> work;  ///< names with declared work in either run, in A's order then B's
 };
+
+/// The declared-work rows of A against B (compare() fills diff_result::work with them).
+std::vector<work_diff_row> compare_work(const scopeprof::report& a, const scopeprof::report& b);
+/// The declared-work section of each writer; nothing when no row declared work.
+void write_work_text(const diff_result& d, std::ostream& out);
+void write_work_markdown(const diff_result& d, std::ostream& out);
+nlohmann::ordered_json work_json(const diff_result& d);
 
 /// The pure core: A against B, rows sorted by the absolute time that moved.
 diff_result compare(const scopeprof::report& a, const scopeprof::report& b, const diff_settings& settings);

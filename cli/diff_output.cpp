@@ -205,6 +205,7 @@ void write_diff_text(const diff_result& d, std::ostream& out, int width) {
   std::vector<std::vector<std::string>> table{table_header()};
   for (const auto& r : d.rows) table.push_back(row_cells(r));
   write_text_table(std::move(table), out, width);
+  write_work_text(d, out);
   out << "\nNote: " << tree_note << "\n";
 }
 
@@ -252,6 +253,7 @@ void write_diff_markdown(const diff_result& d, std::ostream& out) {
     for (const auto& cell : row_cells(r)) line += " " + md_cell(cell) + " |";
     out << line << "\n";
   }
+  write_work_markdown(d, out);
   out << "\n" << tree_note << "\n";
 }
 
@@ -305,6 +307,7 @@ void write_diff_json(const diff_result& d, std::ostream& out) {
       {"fail_above", d.settings.fail_above >= 0 ? nlohmann::ordered_json(d.settings.fail_above) : nlohmann::ordered_json()},
       {"failed", failed},
       {"rows", rows},
+      {"work", work_json(d)},
       {"note", tree_note}};
   // Scope names are arbitrary bytes: replace invalid UTF-8 rather than throw.
   out << doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";

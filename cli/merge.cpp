@@ -2,7 +2,10 @@
 // folds each report's tree into per-call-path records, one per rank.
 #include "merge.hpp"
 
+#include <scopeprof/work_rate.hpp>
+
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <numeric>
 #include <set>
@@ -33,6 +36,7 @@ void accumulate(rank_values& a, const rank_values& b) {
   a.host_self_ns += b.host_self_ns;
   a.device_calls += b.device_calls;
   a.device_total_ns += b.device_total_ns;
+  a.work.merge(b.work);
 }
 
 rank_values values_of(const scopeprof::tree_row& row, std::int64_t rank) {
@@ -43,10 +47,27 @@ rank_values values_of(const scopeprof::tree_row& row, std::int64_t rank) {
   v.host_self_ns = row.host_self_ns;
   v.device_calls = row.device_calls;
   v.device_total_ns = row.device_total_ns;
+  v.work = row.work;
   return v;
 }
 
 }  // namespace
+
+rate_stats rates_over(std::vector<double> rates, const std::vector<std::int64_t>& ranks) {
+  rate_stats s;
+  if (rates.empty()) return s;
+  s.ranks = static_cast<std::uint32_t>(rates.size());
+  std::size_t arg_min = 0;
+  for (std::size_t i = 1; i < rates.size(); ++i)
+    if (rates[i] < rates[arg_min] || (rates[i] == rates[arg_min] && ranks[i] < ranks[arg_min])) arg_min = i;
+  s.min = rates[arg_min];
+  s.slowest = ranks[arg_min];
+  s.max = *std::max_element(rates.begin(), rates.end());
+  const std::size_t mid = rates.size() / 2;
+  std::sort(rates.begin(), rates.end());
+  s.median = rates.size() % 2 == 1 ? rates[mid] : (rates[mid - 1] + rates[mid]) / 2;
+  return s;
+}
 
 quantity_stats stats_over(std::vector<std::int64_t> values, const std::vector<std::int64_t>& ranks) {
   quantity_stats s;
@@ -70,6 +91,10 @@ quantity_stats stats_over(std::vector<std::int64_t> values, const std::vector<st
 
 bool merged_result::any_device() const noexcept {
   return std::any_of(nodes.begin(), nodes.end(), [](const merged_node& n) { return n.has_device(); });
+}
+
+bool merged_result::any_work() const noexcept {
+  return std::any_of(nodes.begin(), nodes.end(), [](const merged_node& n) { return n.work.any(); });
 }
 
 std::vector<std::string> merged_result::path_of(std::size_t i) const {
@@ -157,8 +182,24 @@ std::vector<std::size_t> merger::depth_first_order() const {
 
 namespace {
 
+/// The declared work of one node: summed over ranks, and each rank's rates across the ranks.
+void summarize_work(merged_node& n) {
+  std::vector<double> bytes_rates, flops_rates;
+  std::vector<std::int64_t> bytes_ranks, flops_ranks;
+  for (const auto& v : n.per_rank) {
+    if (!v.work.any()) continue;
+    n.work.merge(v.work);
+    const scopeprof::work_rate r = scopeprof::rate_of(v.work);
+    if (std::isfinite(r.bytes_per_s)) bytes_rates.push_back(r.bytes_per_s), bytes_ranks.push_back(v.rank);
+    if (std::isfinite(r.flops_per_s)) flops_rates.push_back(r.flops_per_s), flops_ranks.push_back(v.rank);
+  }
+  n.bytes_per_s = rates_over(std::move(bytes_rates), bytes_ranks);
+  n.flops_per_s = rates_over(std::move(flops_rates), flops_ranks);
+}
+
 /// The statistics of one node from its per-rank records (sorted by rank).
 void summarize(merged_node& n) {
+  summarize_work(n);
   std::vector<std::int64_t> ranks, totals, selfs, device_ranks, device_totals;
   for (const auto& v : n.per_rank) {
     ranks.push_back(v.rank);

@@ -11,6 +11,8 @@
 #include "rank_roster.hpp"
 #include "report_file.hpp"
 
+#include <scopeprof/declared_work.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -27,6 +29,7 @@ struct rank_values {
   std::int64_t host_self_ns = 0;
   std::uint64_t device_calls = 0;
   std::int64_t device_total_ns = 0;
+  scopeprof::declared_work work;  ///< declared bytes and FLOPs (PROF_SCOPE_WORK, add_work), if any
 };
 
 /// One quantity of one node across the ranks it is taken over.
@@ -38,6 +41,15 @@ struct quantity_stats {
   double mean_ns = 0;
   std::int64_t straggler = -1;  ///< the rank holding the max (the lowest such rank on a tie)
   double imbalance = 0;         ///< max / mean; 1 when every value is 0
+};
+
+/// One rate (declared work over its time, work_rate.hpp) across the ranks that have one.
+struct rate_stats {
+  std::uint32_t ranks = 0;  ///< ranks with a rate (0: none, the rest is meaningless)
+  double min = 0;           ///< per second
+  double median = 0;
+  double max = 0;
+  std::int64_t slowest = -1;  ///< the rank with the lowest rate (the lowest such rank on a tie)
 };
 
 /// One call path across ranks.
@@ -53,6 +65,11 @@ struct merged_node {
   /// Device span: over the ranks with device calls on this path (a rank without device timing says
   /// nothing about the device, so it is not counted as 0). has_device() is false when there are none.
   quantity_stats device_total;
+  /// Declared work summed over ranks (its device field is meaningless across hosts), and each rank's own
+  /// achieved rates (its work over its device spans, else its host time) across the ranks.
+  scopeprof::declared_work work;
+  rate_stats bytes_per_s;
+  rate_stats flops_per_s;
   std::vector<rank_values> per_rank;  ///< the ranks present, ascending by rank
 
   bool has_device() const noexcept { return device_total.ranks > 0; }
@@ -68,6 +85,7 @@ struct merged_result {
   std::vector<merged_node> nodes;
 
   bool any_device() const noexcept;
+  bool any_work() const noexcept;
   /// The names from the root down to node `i`.
   std::vector<std::string> path_of(std::size_t i) const;
 };
@@ -106,5 +124,8 @@ class merger {
 
 /// The statistics of `values` (one per rank, `ranks[i]` the rank of `values[i]`).
 quantity_stats stats_over(std::vector<std::int64_t> values, const std::vector<std::int64_t>& ranks);
+
+/// The statistics of per-rank rates (`ranks[i]` the rank of `rates[i]`).
+rate_stats rates_over(std::vector<double> rates, const std::vector<std::int64_t>& ranks);
 
 }  // namespace scopeprof_cli

@@ -4,6 +4,7 @@
 #include "merge_output.hpp"
 
 #include <nlohmann/json.hpp>
+#include <scopeprof/work_rate.hpp>
 
 #include <cmath>
 
@@ -44,6 +45,40 @@ ordered quantity(const merged_result& m, const merged_node& n, const quantity_st
   return o;
 }
 
+/// A number, or null where it is not finite (a rate with no time or quantity).
+ordered finite_or_null(double v) { return std::isfinite(v) ? ordered(v) : ordered(); }
+
+ordered rates_json(const merged_result& m, const merged_node& n, const rate_stats& s, bool bytes) {
+  if (s.ranks == 0) return ordered();
+  ordered o;
+  o["ranks"] = s.ranks;
+  o["min"] = s.min;
+  o["median"] = s.median;
+  o["max"] = s.max;
+  o["slowest"] = s.slowest;
+  o["per_rank"] = per_rank_array(m, n, [bytes](const rank_values& v) {
+    if (!v.work.any()) return ordered();
+    const scopeprof::work_rate r = scopeprof::rate_of(v.work);
+    return finite_or_null(bytes ? r.bytes_per_s : r.flops_per_s);
+  });
+  return o;
+}
+
+/// Declared work of a node (null where no rank declared any): sums over ranks and the per-rank rates.
+ordered work_json(const merged_result& m, const merged_node& n) {
+  if (!n.work.any()) return ordered();
+  ordered o;
+  o["calls"] = n.work.calls;
+  o["bytes"] = n.work.bytes;
+  o["flops"] = n.work.flops;
+  o["device_calls"] = n.work.device_calls;
+  o["host_calls"] = n.work.host_calls;
+  o["unmeasured"] = n.work.unmeasured;
+  o["bytes_per_s"] = rates_json(m, n, n.bytes_per_s, true);
+  o["flops_per_s"] = rates_json(m, n, n.flops_per_s, false);
+  return o;
+}
+
 ordered node_json(const merged_result& m, std::size_t i) {
   const merged_node& n = m.nodes[i];
   ordered o;
@@ -60,6 +95,7 @@ ordered node_json(const merged_result& m, std::size_t i) {
   o["device_total"] = quantity(m, n, n.device_total, [](const rank_values& v) {
     return v.device_calls ? ordered(v.device_total_ns) : ordered();
   });
+  o["work"] = work_json(m, n);
   return o;
 }
 

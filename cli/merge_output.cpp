@@ -118,6 +118,40 @@ column_group quantity_group(const merged_result& m, bool device) {
   return g;
 }
 
+/// A quantity with an SI prefix, 3 significant digits ("36.9G"); "-" for none.
+std::string si_text(double v) {
+  if (!(v >= 0) || !std::isfinite(v)) return "-";
+  static const struct { double f; const char* p; } steps[] = {{1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
+  for (const auto& s : steps)
+    if (v >= s.f) return printf_text("%.3g", v / s.f) + s.p;
+  return printf_text("%.3g", v);
+}
+
+/// Declared work: bytes and FLOPs summed over ranks, each rank's GB/s across ranks and the slowest rank,
+/// and the median of each rank's TFLOP/s.
+column_group work_group(const merged_result& m) {
+  column_group g{"declared work",
+                 {{"bytes", {}, 0, "bytes (sum)"},
+                  {"FLOPs", {}, 0, "FLOPs (sum)"},
+                  {"GB/s min", {}, 0, ""},
+                  {"med", {}, 0, "GB/s median"},
+                  {"max", {}, 0, "GB/s max"},
+                  {"slow", {}, 0, "slowest rank"},
+                  {"TFLOP/s med", {}, 0, "TFLOP/s median"}}};
+  for (const auto& n : m.nodes) {
+    const bool has = n.work.any(), bw = n.bytes_per_s.ranks > 0, fl = n.flops_per_s.ranks > 0;
+    g.columns[0].cells.push_back(has ? si_text(n.work.bytes) : "-");
+    g.columns[1].cells.push_back(has ? si_text(n.work.flops) : "-");
+    g.columns[2].cells.push_back(bw ? printf_text("%.1f", n.bytes_per_s.min / 1e9) : "-");
+    g.columns[3].cells.push_back(bw ? printf_text("%.1f", n.bytes_per_s.median / 1e9) : "-");
+    g.columns[4].cells.push_back(bw ? printf_text("%.1f", n.bytes_per_s.max / 1e9) : "-");
+    g.columns[5].cells.push_back(bw ? std::to_string(n.bytes_per_s.slowest) : fl ? std::to_string(n.flops_per_s.slowest) : "-");
+    g.columns[6].cells.push_back(fl ? printf_text("%.3f", n.flops_per_s.median / 1e12) : "-");
+  }
+  for (auto& c : g.columns) fit(c);
+  return g;
+}
+
 std::size_t span_of(const column_group& g) {
   std::size_t w = 0;
   for (const auto& c : g.columns) w += 1 + c.width;
@@ -212,12 +246,14 @@ std::string merge_text(const merged_result& m, int width) {
   out += "\n";
   const column calls = calls_column(m);
   const column_group host = quantity_group(m, false);
-  if (!m.any_device()) return out + table(m, calls, {host}, w);
+  // Declared work, when any: a table of its own (rates over each rank's own time; slow = lowest GB/s).
+  const std::string work = m.any_work() ? "\n" + table(m, calls, {work_group(m)}, w) : std::string();
+  if (!m.any_device()) return out + table(m, calls, {host}, w) + work;
   const column_group device = quantity_group(m, true);
   if (1 + calls.width + span_of(host) + span_of(device) + min_name_width <= w)
-    return out + table(m, calls, {host, device}, w);
+    return out + table(m, calls, {host, device}, w) + work;
   // Too narrow for both side by side: the device figures get a table of their own.
-  return out + table(m, calls, {host}, w) + "\n" + table(m, calls, {device}, w);
+  return out + table(m, calls, {host}, w) + "\n" + table(m, calls, {device}, w) + work;
 }
 
 namespace {
@@ -249,6 +285,7 @@ std::string merge_markdown(const merged_result& m) {
   const column calls = calls_column(m);
   std::vector<column_group> groups{quantity_group(m, false)};
   if (m.any_device()) groups.push_back(quantity_group(m, true));
+  if (m.any_work()) groups.push_back(work_group(m));
   std::vector<std::string> header{"scope", "calls"}, rule{"---", "---:"};
   for (const auto& g : groups)
     for (const auto& c : g.columns) {

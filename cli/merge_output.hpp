@@ -13,7 +13,9 @@ inline constexpr const char* merge_schema = "scopeprof-merge/1";
 
 /// The legend every output carries.
 inline constexpr const char* merge_legend =
-    "host and device are separate quantities; imbalance = max/mean over ranks; straggler = rank with the max";
+    "host and device are separate quantities; imbalance = max/mean over ranks; straggler = rank with the max; "
+    "declared work (when any): bytes and FLOPs summed over ranks, GB/s and TFLOP/s of each rank over its own "
+    "device spans (else host time), slowest = rank with the lowest GB/s";
 
 /// The text table, no line wider than `width` columns (0: $COLUMNS, else 120; at least 60). Names are
 /// indented by depth and cut with "..." to fit. When host and device columns do not fit side by side, the

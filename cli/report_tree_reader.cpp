@@ -16,7 +16,7 @@ namespace scopeprof_cli {
 namespace {
 
 /// Where the parser is: the container it is in, and for an object the key of the value that comes next.
-enum class place : std::uint8_t { skipped, top, process, devices, tree, row, row_host, row_device };
+enum class place : std::uint8_t { skipped, top, process, devices, tree, row, row_host, row_device, row_work };
 
 /// Fields a tree row must have (bits), as the full loader requires them.
 enum row_field : unsigned { f_name = 1, f_depth = 2, f_parent = 4, f_calls = 8, f_host = 16, f_device = 32,
@@ -33,12 +33,19 @@ class tree_sax {
 
   bool null() { return scalar_null(); }
   bool boolean(bool) { return wrong_type("true or false"); }
-  bool number_integer(number_integer_t v) { return integer(v, true); }
+  bool number_integer(number_integer_t v) {
+    if (in_work()) return work_value(v < 0 ? num::i : num::u, v < 0 ? 0 : static_cast<std::uint64_t>(v), v, 0);
+    return integer(v, true);
+  }
   bool number_unsigned(number_unsigned_t v) {
+    if (in_work()) return work_value(num::u, v, 0, 0);
     if (v > static_cast<number_unsigned_t>(INT64_MAX)) return fail(field() + ": integer out of range");
     return integer(static_cast<std::int64_t>(v), false);
   }
-  bool number_float(number_float_t, const string_t&) { return wrong_type("a number"); }
+  bool number_float(number_float_t v, const string_t&) {
+    if (in_work()) return work_value(num::d, 0, 0, v);
+    return wrong_type("a number");
+  }
   bool string(string_t& s) { return text(s); }
   bool binary(binary_t&) { return true; }
 
@@ -54,6 +61,7 @@ class tree_sax {
     else if (in == place::tree) next = begin_row();
     else if (in == place::row && key_ == "host") next = (seen_ |= f_host, place::row_host);
     else if (in == place::row && key_ == "device") next = (seen_ |= f_device, place::row_device);
+    else if (in == place::row && key_ == "work") next = place::row_work;
     else if (expects_scalar(in)) return wrong_type("an object");
     if (in == place::top && key_ == "process") has_process_ = true;
     stack_.push_back(next);
@@ -63,6 +71,7 @@ class tree_sax {
     const place p = stack_.back();
     stack_.pop_back();
     if (p == place::row) return end_row();
+    if (p == place::row_work) return end_work();
     if (p == place::row_host && !(seen_ & f_host_total)) return fail(row_field_name("host.total") + ": missing");
     if (p == place::row_host && !(seen_ & f_host_self)) return fail(row_field_name("host.self") + ": missing");
     return true;
@@ -107,6 +116,7 @@ class tree_sax {
   std::vector<scopeprof::tree_row> rows_;
 
  private:
+  bool in_work() const { return !stack_.empty() && stack_.back() == place::row_work; }
   bool fail(const std::string& what) {
     error_ = "field " + what;
     return false;
@@ -121,6 +131,7 @@ class tree_sax {
       case place::row: return row_field_name(key_.c_str());
       case place::row_host: return row_field_name(("host." + key_).c_str());
       case place::row_device: return row_field_name(("device." + key_).c_str());
+      case place::row_work: return row_field_name(("work." + key_).c_str());
       default: return key_;
     }
   }
@@ -208,6 +219,50 @@ class tree_sax {
       return fail(field() + ": expected a count, found a negative number");
     if (key_ == "depth") r.depth = static_cast<std::uint32_t>(v), seen_ |= f_depth;
     else if (key_ == "calls") r.calls = static_cast<std::uint64_t>(v), seen_ |= f_calls;
+    return true;
+  }
+  /// A number of a row's "work" object: the sums the full loader reads, with its types (counts and
+  /// nanoseconds are integers, bytes and FLOPs any number); the derived rates and the rest are skipped.
+  /// `u` holds an integer that is not negative, `i` a negative one, `d` any other number (kind says which).
+  enum class num { u, i, d };
+  bool work_value(num kind, std::uint64_t u, std::int64_t i, double d) {
+    scopeprof::declared_work& w = rows_.back().work;
+    const bool counts = key_ == "calls" || key_ == "device_calls" || key_ == "host_calls" || key_ == "unmeasured";
+    const bool times = key_ == "device_span" || key_ == "host";
+    const bool amounts = key_ == "bytes" || key_ == "flops" || key_ == "device_bytes" || key_ == "device_flops" ||
+                         key_ == "host_bytes" || key_ == "host_flops";
+    if (key_ == "device_id") {
+      if (kind == num::d) return fail(field() + ": expected an integer, found a number");
+      const std::int64_t id = kind == num::i ? i : u > 2147483647u ? INT64_MAX : static_cast<std::int64_t>(u);
+      if (id < -2 || id > 2147483647) return fail(field() + ": expected a device id");
+      w.device = static_cast<std::int32_t>(id);
+      return true;
+    }
+    if (!counts && !times && !amounts) return true;
+    if (kind == num::i || (kind == num::d && !(d >= 0)))
+      return fail(field() + ": expected a quantity, found a negative number");
+    if ((counts || times) && kind == num::d) return fail(field() + ": expected an integer, found a number");
+    if (times && u > static_cast<std::uint64_t>(INT64_MAX)) return fail(field() + ": integer out of range");
+    const double amount = kind == num::d ? d : static_cast<double>(u);
+    if (key_ == "calls") w.calls = u;
+    else if (key_ == "device_calls") w.device_calls = u;
+    else if (key_ == "host_calls") w.host_calls = u;
+    else if (key_ == "unmeasured") w.unmeasured = u;
+    else if (key_ == "device_span") w.device_ns = static_cast<std::int64_t>(u);
+    else if (key_ == "host") w.host_ns = static_cast<std::int64_t>(u);
+    else if (key_ == "bytes") w.bytes = amount;
+    else if (key_ == "flops") w.flops = amount;
+    else if (key_ == "device_bytes") w.device_bytes = amount;
+    else if (key_ == "device_flops") w.device_flops = amount;
+    else if (key_ == "host_bytes") w.host_bytes = amount;
+    else w.host_flops = amount;
+    return true;
+  }
+  /// The end of a row's "work": the sums must be ones a run can produce (the full loader's check).
+  bool end_work() {
+    const scopeprof::declared_work& w = rows_.back().work;
+    if (w.calls == 0 || w.device_calls + w.host_calls + w.unmeasured != w.calls)
+      return fail(row_field_name("work") + ": declared work that no run can produce (its calls do not add up)");
     return true;
   }
   place begin_row() {

@@ -1,12 +1,13 @@
 // `scopeprof diff` (cli/diff.hpp): compare() on reports built from synthetic records (a scope 20% slower,
 // one unchanged, reports from one distribution), the writers, and run_diff on saved files: exit statuses,
 // formats, bad input. Also parse_fraction, the value of --fail-above.
-#include <doctest/doctest.h>
-
 #include "commands.hpp"
 #include "diff.hpp"
 #include "raw_builders.hpp"
 #include "temp_files.hpp"
+
+// After the project headers: with LibTorch, <scopeprof.hpp> brings glog, whose CHECK would replace doctest's.
+#include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
 

@@ -1,8 +1,9 @@
 // The Mann-Whitney U test on histograms (cli/rank_test.hpp): U and its variance against brute force over
 // the individual values, significance on shifted samples only, too few calls, and counts of 10^8.
-#include <doctest/doctest.h>
-
 #include "rank_test.hpp"
+
+// After rank_test.hpp (<scopeprof.hpp>): with LibTorch it brings glog, whose CHECK would replace doctest's.
+#include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>

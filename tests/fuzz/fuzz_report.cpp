@@ -37,6 +37,11 @@ std::string tree_difference(const scopeprof::report& a, const scopeprof::report&
         x.host_total_ns != y.host_total_ns || x.host_self_ns != y.host_self_ns ||
         x.device_calls != y.device_calls || x.device_total_ns != y.device_total_ns)
       return "tree row " + std::to_string(i) + " differs";
+    const auto &u = x.work, &v = y.work;  // declared work: the merge reads what the full loader reads
+    if (u.calls != v.calls || u.bytes != v.bytes || u.flops != v.flops || u.device_calls != v.device_calls ||
+        u.device_bytes != v.device_bytes || u.device_ns != v.device_ns || u.host_calls != v.host_calls ||
+        u.host_ns != v.host_ns || u.unmeasured != v.unmeasured)
+      return "tree row " + std::to_string(i) + "'s declared work differs";
   }
   return "";
 }

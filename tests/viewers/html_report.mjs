@@ -3,7 +3,8 @@
 // named "</script><script>alert(1)</script>" must stay text), and on any request besides the file itself.
 // Checks that the tables show the report's names (the tree in the report's order), that a click on a
 // heading sorts, that a row folds, that the icicle, the histograms and the root-scope plot have elements,
-// and that the per-rank hook draws a table once the data has ranks. Full-page screenshots go to
+// that the declared-work section shows the report's rates (and hides without work), and that the per-rank
+// hook draws a table once the data has ranks. Full-page screenshots go to
 // SCOPEPROF_ARTIFACTS/<name>.png.
 //
 //   SCOPEPROF_SAMPLES=dir SCOPEPROF_CHROMIUM=/usr/bin/chromium SCOPEPROF_ARTIFACTS=dir node html_report.mjs
@@ -128,6 +129,34 @@ async function checkCharts(name, page, rep, data) {
   check(await page.$eval('#ranks', (s) => s.hidden), `${name}: the per-rank section shows without ranks`);
 }
 
+// Declared work: the section shows exactly the rows with work, with the report's rates, and one line per
+// device peak; a report without work keeps it hidden.
+async function checkWork(name, page, rep) {
+  const rows = rep.flat.filter((f) => f.work);
+  const hidden = await page.$eval('#work', (s) => s.hidden);
+  if (!rows.length) {
+    check(hidden, `${name}: the declared-work section shows without work`);
+    return;
+  }
+  check(!hidden, `${name}: the declared-work section is hidden`);
+  const names = await texts(page, '#work-table tbody td.name .label');
+  check(sameList([...names].sort(), rows.map((f) => shown(f.name)).sort()), `${name}: work rows ${JSON.stringify(names)}`);
+  const headings = await texts(page, '#work-table thead th');
+  const gbs = headings.indexOf('GB/s') + 1, spec = headings.indexOf('%BW spec') + 1;
+  check(gbs > 0 && spec > 0, `${name}: work headings ${headings}`);
+  const cells = await texts(page, `#work-table tbody td:nth-child(${gbs})`);
+  const specs = await texts(page, `#work-table tbody td:nth-child(${spec})`);
+  names.forEach((n, i) => {
+    const w = rows.find((f) => shown(f.name) === n).work;
+    const want = w.bytes_per_s == null ? 'n/a' : (w.bytes_per_s / 1e9).toFixed(1);
+    check(cells[i] === want, `${name}: ${n} GB/s shows ${cells[i]}, the report says ${want}`);
+    const wantPct = w.pct_bw_spec == null ? 'n/a' : w.pct_bw_spec.toFixed(1);
+    check(specs[i] === wantPct, `${name}: ${n} %BW spec shows ${specs[i]}, the report says ${wantPct}`);
+  });
+  const notes = await texts(page, '#work-notes li');
+  check(notes.filter((t) => t.startsWith('device ')).length === (rep.device_peaks || []).length, `${name}: device peak lines ${notes}`);
+}
+
 // The per-rank hook: the same page with ranks in its data shows a table row and a bar per rank.
 async function checkRanks(context, file) {
   const html = fs.readFileSync(file, 'utf8');
@@ -168,6 +197,7 @@ try {
     sorted = (await checkTables(file, page, rep)) || sorted;
     await checkFold(file, page);
     await checkCharts(file, page, rep, data);
+    await checkWork(file, page, rep);
     if (rep.flat.some((f) => f.name.includes('</script>'))) {
       const cells = await texts(page, '#flat-table tbody td.name .label');
       check(cells.includes('</script><script>alert(1)</script>'), `${file}: the markup name is not shown as text`);

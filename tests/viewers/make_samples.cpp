@@ -83,6 +83,13 @@ raw_instance device_instance(std::uint32_t site, std::uint32_t depth, std::int64
   return sptest::device_timed(sptest::host_record(site, depth, begin, end), 0, stream, dbegin, dend);
 }
 
+// Declared work on a record (PROF_SCOPE_WORK's sums).
+void declare(raw_instance& r, double bytes, double flops) {
+  r.has_work = true;
+  r.work_bytes = bytes;
+  r.work_flops = flops;
+}
+
 // On thread 0, or outside any recorded scope (record -1).
 raw_activity activity(activity_kind kind, std::int64_t record, std::uint32_t name, std::uint32_t stream,
                       std::int64_t begin, std::int64_t end) {
@@ -118,10 +125,13 @@ raw_snapshot gpu_snapshot() {
     const std::int64_t lin_d = b + 30'007, tail_d = b + 42'011, copy_d = b + 55'013;
     recs.push_back(device_instance(1, 1, b + 1'001, b + 9'003, 1, lin_d, lin_d + 12'000));
     const auto linear_rec = static_cast<std::int64_t>(recs.size()) - 1;
+    declare(recs.back(), 3.0e6, 2.0e8);  // declared work: the GEMM's bytes and FLOPs
     recs.push_back(device_instance(2, 1, b + 9'500, b + 30'000, 1, tail_d, tail_d + 5 * 2'001));
     const auto tail_rec = static_cast<std::int64_t>(recs.size()) - 1;
+    declare(recs.back(), 2.2e7, 4.0e6);
     recs.push_back(device_instance(3, 1, b + 30'100, b + 35'000, 2, copy_d, copy_d + 3'000));
     const auto copy_rec = static_cast<std::int64_t>(recs.size()) - 1;
+    declare(recs.back(), 8.0e6, 0);
     recs.push_back(device_instance(0, 0, b, b + 40'000, 1, lin_d, copy_d + 3'000));
     s.activities.push_back(activity(activity_kind::kernel, linear_rec, 0, 7, lin_d, lin_d + 12'000));
     for (int k = 0; k < 5; ++k)
@@ -129,6 +139,18 @@ raw_snapshot gpu_snapshot() {
     s.activities.push_back(activity(activity_kind::memcpy, copy_rec, 2, 9, copy_d, copy_d + 3'000));
   }
   s.activities.push_back(activity(activity_kind::kernel, -1, 3, 7, t0 + 900'000, t0 + 901'000));
+  scopeprof::device_peak peak;  // the device's peaks, as calibrate_device() leaves them
+  peak.device = 0;
+  peak.name = "Synthetic GPU";
+  peak.cc_major = 9;
+  peak.sm_count = 132;
+  peak.l2_bytes = 50'000'000;
+  peak.spec_bytes_per_s = 3.35e12;
+  peak.spec_flops_per_s = 66.9e12;
+  peak.measured_bytes_per_s = 3.0e12;
+  peak.measured_flops_per_s = 57.3e12;
+  peak.measured_note = "synthetic (viewer sample)";
+  s.peaks.push_back(peak);
   // Step markers just before each step scope, and one after the last: ProfilerStep#0 .. #7.
   for (std::uint64_t i = 0; i <= 8; ++i)
     s.steps.push_back({i, 0, t0 + static_cast<std::int64_t>(i) * 100'003 - 1, 0});

@@ -313,6 +313,7 @@ function renderRanks(ranks) {
 function main() {
   renderTree();
   renderFlat();
+  renderWork();
   renderKernels();
   renderIcicle();
   renderHistograms();

@@ -40,7 +40,8 @@ dl.counts .count { background: var(--card); border: 1px solid var(--line); borde
 dl.counts dt { color: var(--muted); font-size: 11px; text-transform: uppercase; letter-spacing: .04em; }
 dl.counts dd { margin: 0; font-size: 18px; font-variant-numeric: tabular-nums; }
 dl.counts .alarm { border-color: var(--bad); color: var(--bad); }
-p.alarm { color: var(--bad); font-weight: 600; }
+p.alarm, li.alarm { color: var(--bad); font-weight: 600; }
+ul.notes { color: var(--muted); margin: 8px 0 0; padding-left: 20px; }
 p.note { color: var(--muted); }
 table.evidence { border-collapse: collapse; background: var(--card); border: 1px solid var(--line);
                  border-radius: 6px; width: 100%; }
@@ -107,7 +108,7 @@ svg g.node text { pointer-events: none; fill: #1d2330; }
 
 /// The body after the header: navigation, the sections the script fills, the notes, the tooltip.
 inline constexpr const char* html_page_body = R"sp(<nav>
-<a href="#tree">Call tree</a><a href="#flat">By name</a><a href="#kernels" id="nav-kernels" hidden>Kernels</a>
+<a href="#tree">Call tree</a><a href="#flat">By name</a><a href="#work" id="nav-work" hidden>Declared work</a><a href="#kernels" id="nav-kernels" hidden>Kernels</a>
 <a href="#icicle">Icicle</a><a href="#histograms">Histograms</a><a href="#roots">Root scopes over time</a>
 <a href="#ranks" id="nav-ranks" hidden>Per rank</a>
 </nav>
@@ -119,6 +120,9 @@ inline constexpr const char* html_page_body = R"sp(<nav>
 <section id="flat"><h2>By name</h2>
 <p class="sub">One row per name; Avg/p50/p99/Min/Max/StdDev of host total per call; Time % = share of all host self time. Columns marked ~ are within 1% (1/129 relative); every other figure is exact.</p>
 <div class="tools" id="flat-tools"></div><div class="scroll"><table id="flat-table" class="data"></table></div></section>
+<section id="work" hidden><h2>Declared work</h2>
+<p class="sub">Bytes and FLOPs as the program declares them (PROF_SCOPE_WORK, add_work), over the device span of the instances that declared work, or over their host time where none has a span; percentages of the device's spec peak (its attributes) and measured peak (calibrate_device). n/a: a quantity not declared, or no time to divide by.</p>
+<div class="tools" id="work-tools"></div><div class="scroll"><table id="work-table" class="data"></table></div><ul class="notes" id="work-notes"></ul></section>
 <section id="kernels" hidden><h2>Kernels by scope (CUPTI)</h2>
 <p class="sub">One row per (innermost launching scope, kernel); Time % = share of all kernel time; Avg/Med/Min/Max/StdDev per instance (Med~ within 1/129).</p>
 <div class="tools" id="kernel-tools"></div><div class="scroll"><table id="kernel-table" class="data"></table></div></section>

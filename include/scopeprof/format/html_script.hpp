@@ -274,6 +274,66 @@ function renderKernels() {
   makeTable(byId('kernel-table'), byId('kernel-tools'), columns, rows, {sort: 0, nameCol: 9});
 }
 )sp",
+R"sp(
+/* A quantity with an SI prefix, 3 significant digits: 36.9 GB, 4.19 GFLOP. */
+function fmtSI(unit) {
+  return function (v) {
+    if (v == null || !isFinite(v)) return 'n/a';
+    const steps = [[1e15, 'P'], [1e12, 'T'], [1e9, 'G'], [1e6, 'M'], [1e3, 'k']];
+    for (const [f, p] of steps) if (Math.abs(v) >= f) return (v / f).toPrecision(3) + ' ' + p + unit;
+    return (+v.toPrecision(3)) + ' ' + unit;
+  };
+}
+function work(r, key) { return r.work && r.work[key] != null ? r.work[key] : null; }
+/* The time the rates divide by: the device spans of the instances with work, else their host totals. */
+function workTime(r) { return !r.work ? null : r.work.basis === 'device' ? r.work.device_span : r.work.basis === 'host' ? r.work.host : null; }
+
+/* Declared work (PROF_SCOPE_WORK, add_work): shown only when some scope declared any. */
+function renderWork() {
+  const rows = REP.flat.filter(function (r) { return !!r.work; });
+  if (!rows.length) return;
+  byId('work').hidden = false;
+  byId('nav-work').hidden = false;
+  const pct = fmtFixed(1);
+  const columns = [
+    {label: 'Name', text: true, title: NAME_TITLE, value: function (r) { return r.name; }, cell: function (r) { return shown(r.name); }},
+    col('Calls', function (r) { return work(r, 'calls'); }, fmtInt, 'instances that declared work'),
+    col('Declared bytes', function (r) { return work(r, 'bytes'); }, fmtSI('B'), 'bytes the program declared, summed'),
+    col('Declared FLOPs', function (r) { return work(r, 'flops'); }, fmtSI('FLOP'), 'floating-point operations the program declared, summed'),
+    {label: 'Over', text: true, title: 'what the rates divide by: device spans, or host totals where no instance was device-timed',
+     value: function (r) { return work(r, 'basis'); }, cell: function (r) { return work(r, 'basis') || 'n/a'; }},
+    durCol('Time', workTime, 'the summed spans (or host totals) of the instances that declared work'),
+    col('GB/s', function (r) { const v = work(r, 'bytes_per_s'); return v == null ? null : v / 1e9; }, fmtFixed(1), 'declared bytes / time'),
+    col('TFLOP/s', function (r) { const v = work(r, 'flops_per_s'); return v == null ? null : v / 1e12; }, fmtFixed(3), 'declared FLOPs / time'),
+    col('FLOP/B', function (r) { return work(r, 'flop_per_byte'); }, fmtFixed(3), 'arithmetic intensity: declared FLOPs / declared bytes'),
+    col('%BW spec', function (r) { return work(r, 'pct_bw_spec'); }, pct, 'GB/s as a percentage of the device\'s spec bandwidth (attributes)'),
+    col('%BW meas', function (r) { return work(r, 'pct_bw_measured'); }, pct, 'GB/s as a percentage of the measured copy bandwidth (calibrate_device)'),
+    col('%FLOP spec', function (r) { return work(r, 'pct_flops_spec'); }, pct, 'TFLOP/s as a percentage of the spec FP32 peak'),
+    col('%FLOP meas', function (r) { return work(r, 'pct_flops_measured'); }, pct, 'TFLOP/s as a percentage of the measured FMA peak (calibrate_device)'),
+    {label: 'Bound', text: true, title: 'memory or compute, from the roofline ridge point (spec peaks)',
+     value: function (r) { return work(r, 'bound'); }, cell: function (r) { return work(r, 'bound') || 'n/a'; }},
+  ];
+  makeTable(byId('work-table'), byId('work-tools'), columns, rows, {sort: 5});
+  const notes = byId('work-notes');
+  for (const p of REP.device_peaks || []) {
+    const meas = p.measured_bytes_per_s != null
+      ? 'measured ' + fmtFixed(0)(p.measured_bytes_per_s / 1e9) + ' GB/s, ' + fmtFixed(1)(p.measured_flops_per_s / 1e12) + ' TFLOP/s (' + shown(p.measured_note) + ')'
+      : 'measured: n/a (' + (p.measured_note ? shown(p.measured_note) : 'scopeprof::calibrate_device() or SCOPEPROF_CALIBRATE=1') + ')';
+    notes.append(h('li', null, 'device ' + p.device + ' (' + shown(p.name) + ', L2 ' + fmtSI('B')(p.l2_bytes) + '): spec ' +
+      fmtFixed(0)(p.spec_bytes_per_s / 1e9) + ' GB/s, ' + fmtFixed(1)(p.spec_flops_per_s / 1e12) + ' TFLOP/s FP32; ' + meas));
+  }
+  const inL2 = rows.filter(function (r) { return work(r, 'fits_l2') === true; });
+  if (inL2.length) {
+    notes.append(h('li', null, 'declared bytes per call fit in L2 for ' + inL2.map(function (r) { return shown(r.name); }).join(', ') +
+      ': their bandwidth may exceed DRAM\'s.'));
+  }
+  const c = REP.work || {};
+  if (c.no_scope || c.lost || c.rejected) {
+    notes.append(h('li', {class: 'alarm'}, 'declarations on no row: ' + (c.no_scope || 0) + ' with no scope open, ' + (c.lost || 0) +
+      ' on a scope not recorded, ' + (c.rejected || 0) + ' with a negative, NaN or infinite value'));
+  }
+}
+)sp",
 };
 
 }  // namespace detail
