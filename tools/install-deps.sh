@@ -3,13 +3,15 @@
 #
 #   tools/install-deps.sh            cmake, make, g++, python3, zlib1g-dev, doctest-dev, libbenchmark-dev,
 #                                    nlohmann-json3-dev and libcli11-dev (the scopeprof tool), openmpi-bin and
-#                                    libopenmpi-dev (the multi-rank tests under mpirun), libtorch-dev
+#                                    libopenmpi-dev (the multi-rank tests under mpirun), libtorch-dev and
+#                                    libgloo-dev (LibTorch's gloo process group: two ranks over c10d)
 #   tools/install-deps.sh --fuzz     also clang and libclang-rt-14-dev (libFuzzer, clang sanitizers; the
 #                                    clang++ header checks of tests/compile run when clang++ is there)
 #   tools/install-deps.sh --cross    also g++-aarch64-linux-gnu and qemu-user (the AArch64 build-and-run test)
 #   tools/install-deps.sh --viewers  also chromium (and nodejs, npm where absent), and the pinned npm packages of
 #                                    tests/viewers (playwright-core, speedscope) into tests/viewers/node_modules
-#   tools/install-deps.sh --no-torch without libtorch-dev (LibTorch 1.13, CPU: the torch suite; ~16 s to install)
+#   tools/install-deps.sh --no-torch without libtorch-dev and libgloo-dev (LibTorch 1.13, CPU: the torch suite
+#                                    and tests/torch_dist; ~16 s to install)
 #
 # Idempotent: prints nothing and changes nothing when every package is installed. Needs root (or sudo)
 # only when something is missing. Never installs CUDA: the build uses the toolkit when it is there.
@@ -37,8 +39,9 @@ for arg in "$@"; do
     *) echo "install-deps.sh: unknown argument '$arg'" >&2; usage >&2; exit 2 ;;
   esac
 done
-# Debian's LibTorch (1.13, CPU, no Kineto) for the torch suite (a distribution without it: --no-torch).
-if ((with_torch)); then packages+=(libtorch-dev); fi
+# Debian's LibTorch (1.13, CPU, no Kineto) for the torch suite (a distribution without it: --no-torch), and
+# gloo's headers, which LibTorch's c10d gloo process group includes (tests/torch_dist).
+if ((with_torch)); then packages+=(libtorch-dev libgloo-dev); fi
 
 if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
   # Not Debian-like: say what is needed; fail only if the basic tools are absent.

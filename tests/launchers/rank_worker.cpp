@@ -8,6 +8,8 @@
 #include <scopeprof.hpp>
 #include <scopeprof/detail/process_identity.hpp>
 
+#include "wall_wait.hpp"
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -17,22 +19,14 @@
 
 namespace {
 
+using sptest::wait_us;
+
 struct settings {
   int steps = 20;
   long slow_rank = -1;     ///< the rank whose every scope is slower (the straggler)
   std::string slow_scope;  ///< the scope that is slower on every rank
   double factor = 1.0;
 };
-
-/// Takes `us` microseconds of wall time: sleeps to 300 us before the deadline (a sleep may overshoot by
-/// about that much), then spins to it, so the scope's time is the target plus rare scheduling delays.
-void wait_us(double us) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::nanoseconds(static_cast<long long>(us * 1000));
-  const auto wake = end - std::chrono::microseconds(300);
-  if (std::chrono::steady_clock::now() < wake) std::this_thread::sleep_until(wake);
-  while (std::chrono::steady_clock::now() < end) {
-  }
-}
 
 bool parse(int argc, char** argv, settings& s) {
   for (int i = 1; i + 1 < argc; i += 2) {
