@@ -12631,7 +12631,9 @@ inline void print_step_table(const report& rep, std::ostream& out) {
   out << "\nSteps (PROF_STEP / next_step(): host time from one step marker to the next): " << s.complete << " complete";
   if (s.complete) {
     const duration_stats& h = s.host;
-    out << ", ProfilerStep#" << rep.steps().front().index << " .. #" << rep.steps().back().index << "\n";
+    // (A report read back from JSON has the statistics but no per-step timeline.)
+    if (!rep.steps().empty()) out << ", ProfilerStep#" << rep.steps().front().index << " .. #" << rep.steps().back().index;
+    out << "\n";
     text_table t{{"Steps", "Total", "Avg", "p50~", "p90~", "p99~", "Min", "Max", "StdDev"},
                  {false, false, false, false, false, false, false, false, false},
                  {{std::to_string(h.count), format_duration_ns(static_cast<double>(h.sum)), format_duration_ns(h.mean),

@@ -240,3 +240,23 @@ TEST_CASE("cli report file: declared work reads back into the same sums and rate
   REQUIRE_MESSAGE(parse_report(j.dump(), "old.json", f, error), error);  // a report from before declared work
   CHECK(!f.report.find("matmul")->work.any());
 }
+
+TEST_CASE("cli report file: a report with steps prints its tables again (no per-step timeline in the file)") {
+  auto snap = sptest::one_thread_snapshot("s.cpp", {"step"}, {});
+  for (std::int64_t i = 0; i < 5; ++i) {
+    snap.threads[0].records.push_back(sptest::host_record(0, 0, 1000 * i + 10, 1000 * i + 900));
+    snap.steps.push_back({static_cast<std::uint64_t>(i), 0, 1000 * i, 0});
+  }
+  snap.steps.push_back({5, 0, 5000, 0});
+  snap.process.pid = 3;
+  const scopeprof::report original = scopeprof::detail::build_report(std::move(snap));
+  REQUIRE(original.step_stats().complete == 5);
+  report_file f;
+  std::string error;
+  REQUIRE_MESSAGE(parse_report(original.json(), "steps.json", f, error), error);
+  CHECK(f.report.step_stats().complete == 5);
+  CHECK(f.report.steps().empty());
+  const std::string text = f.report.to_string();  // used to read steps().front() of the empty timeline
+  CHECK(text.find("5 complete") != std::string::npos);
+  CHECK(original.to_string().find("ProfilerStep#0 .. #4") != std::string::npos);
+}
