@@ -493,30 +493,31 @@ enum class device_status : std::uint8_t {
 
 /// @brief One finished scope instance. Times are steady_clock nanoseconds (device times mapped onto it).
 struct scope_instance {
-  std::uint32_t site = 0;     ///< index into report::sites()
-  std::uint32_t thread = 0;   ///< index into report::threads()
+  // Members are ordered by size, largest first, so the struct carries no padding (128 bytes).
   std::int64_t parent = -1;   ///< index into report::instances(), -1 for a root
-  std::uint32_t depth = 0;    ///< depth in the reconstructed tree (0 = root)
-  bool orphan = false;        ///< its parent was still open (or dropped) when the report was taken
   std::int64_t host_begin_ns = 0;
   std::int64_t host_end_ns = 0;
   std::int64_t host_self_ns = 0;  ///< host total minus the host totals of its children
-  device_status device = device_status::not_timed;
-  std::int32_t device_id = -1;
   std::uint64_t stream = 0;  ///< the CUDA stream handle the span was timed on
   std::int64_t device_begin_ns = 0;
   std::int64_t device_end_ns = 0;
   std::int64_t device_self_ns = 0;  ///< span minus the union of child spans on the same stream
   // CUPTI (valid when sources().cupti_valid): work launched inside the scope, its children included.
-  std::uint32_t kernels = 0;             ///< kernels launched inside the scope (children included)
-  std::uint32_t kernels_self = 0;        ///< kernels whose innermost launching scope is this one
-  std::uint32_t copies = 0;              ///< memcpy and memset operations (children included)
   std::int64_t device_busy_ns = 0;       ///< sum of the durations of those kernels and copies
   std::int64_t device_busy_self_ns = 0;  ///< the same for the work this scope launched directly
   // Declared work (PROF_SCOPE_WORK, add_work): the program's claim, summed over its declarations.
-  bool has_work = false;
   double work_bytes = 0;
   double work_flops = 0;
+  std::uint32_t site = 0;     ///< index into report::sites()
+  std::uint32_t thread = 0;   ///< index into report::threads()
+  std::uint32_t depth = 0;    ///< depth in the reconstructed tree (0 = root)
+  std::int32_t device_id = -1;
+  std::uint32_t kernels = 0;             ///< CUPTI: kernels launched inside the scope (children included)
+  std::uint32_t kernels_self = 0;        ///< CUPTI: kernels whose innermost launching scope is this one
+  std::uint32_t copies = 0;              ///< CUPTI: memcpy and memset operations (children included)
+  device_status device = device_status::not_timed;
+  bool orphan = false;        ///< its parent was still open (or dropped) when the report was taken
+  bool has_work = false;      ///< declared work: work_bytes and work_flops hold its sums
 
   std::int64_t host_total_ns() const noexcept { return host_end_ns - host_begin_ns; }
   std::int64_t device_span_ns() const noexcept { return device_end_ns - device_begin_ns; }
@@ -8335,15 +8336,23 @@ inline void add_children_activity(std::vector<scope_instance>& in) {
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/detail/report/activities.hpp ----
 // ---- begin scopeprof/detail/report/flat_rows.hpp ----
-// scopeprof: report builder pass 5: the flat table, one row per scope name with the statistics of its
-// instances, heaviest host self time first. A name nested in itself counts once in the inclusive totals.
+// scopeprof: report builder pass 6: the flat table, one row per scope name: the call paths of that name
+// (paths.hpp) merged, heaviest host self time first. A name nested in itself counts once in the inclusive
+// totals.
+
+// ---- begin scopeprof/detail/report/paths.hpp ----
+// scopeprof: report builder pass 5: the instances (and the fold) summed by call path, (parent path, name):
+// each path's row, distributions and device outcomes, from which both tables are laid out (flat_rows.hpp,
+// tree_rows.hpp).
+
+// ---- begin scopeprof/detail/report/row_sums.hpp ----
+// scopeprof: report builder helper: what the per-name and per-path rows sum: sites grouped by name, which
+// figures come from the records and which from the fold, and the distributions behind a row's statistics.
 
 
-#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
-#include <utility>
 #include <vector>
 
 SCOPEPROF_NAMESPACE_BEGIN
@@ -8361,15 +8370,6 @@ inline std::vector<std::string> group_sites_by_name(const std::vector<site_desc>
     group_of_site[s] = it.first->second;
   }
   return names;
-}
-
-/// One empty row per distinct site name, in order of first appearance; `group_of_site[s]` is the row of
-/// site s.
-inline std::vector<flat_row> flat_rows_by_name(const std::vector<site_desc>& sites, std::vector<std::size_t>& group_of_site) {
-  std::vector<std::string> names = group_sites_by_name(sites, group_of_site);
-  std::vector<flat_row> rows(names.size());
-  for (std::size_t g = 0; g < names.size(); ++g) rows[g].name = std::move(names[g]);
-  return rows;
 }
 
 /// Which of an instance's figures the tables take from the records: all, or (with a fold) not the host
@@ -8423,33 +8423,188 @@ struct row_distributions {
   }
 };
 
-/// Add one instance to its row. `outermost`: no open ancestor has the same name, so the inclusive
-/// totals take it. Its times join the row's distributions, those `take` leaves out come from the fold.
-inline void add_to_flat_row(flat_row& row, const scope_instance& s, bool outermost, row_distributions& dist, record_share take) {
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/report/row_sums.hpp ----
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// Call paths before layout: each node's row (parent = parent node), its children and the roots.
+struct path_nodes {
+  struct node {
+    tree_row row;
+    std::vector<std::size_t> children;
+    row_distributions dist;
+    std::size_t group = 0;  // the name group of its sites (path_index)
+    std::uint64_t device_captured = 0, device_invalid = 0;  // instances with no span, and why
+  };
+  std::vector<node> nodes;
+  std::vector<std::size_t> roots;
+  std::size_t groups = 0;  // distinct site names; group `groups` holds ids outside the site list
+};
+
+inline void add_to_tree_row(tree_row& row, const scope_instance& s, record_share take) {
   if (take.host) {
     ++row.calls;
+    row.host_total_ns += s.host_total_ns();
     row.host_self_ns += s.host_self_ns;
-    if (outermost) row.host_total_ns += s.host_total_ns();
     add_instance_work(row.work, s);  // with a fold, the work comes from it
   }
-  if (outermost) {
-    row.kernels += s.kernels;
-    row.copies += s.copies;
-    row.device_busy_ns += s.device_busy_ns;
-  }
+  row.kernels += s.kernels;
+  row.copies += s.copies;
+  row.device_busy_ns += s.device_busy_ns;
   row.device_busy_self_ns += s.device_busy_self_ns;
-  dist.add(s, take);
-  switch (s.device) {
-    case device_status::ok:
-      if (!take.device) break;
-      ++row.device_calls;
-      if (outermost) row.device_total_ns += s.device_span_ns();
-      row.device_self_ns += s.device_self_ns;
-      break;
-    case device_status::captured: ++row.device_captured; break;
-    case device_status::invalid: ++row.device_invalid; break;
-    default: break;
+  if (take.device && s.device == device_status::ok) {
+    ++row.device_calls;
+    row.device_total_ns += s.device_span_ns();
+    row.device_self_ns += s.device_self_ns;
   }
+}
+
+/// Paths as they are found: a path is (parent node, name), keyed by integers, so sites with the same name
+/// share a path.
+class path_index {
+ public:
+  path_index(const std::vector<site_desc>& sites, path_nodes& p) : p_(p) {
+    names_ = group_sites_by_name(sites, group_of_site_);
+    p.groups = names_.size();
+    unnamed_ = names_.size();  // a site id outside the list (never from the recorder)
+    names_.emplace_back();
+  }
+  /// The node of `site` under `parent_node` (-1: a root), created (in order of first appearance) if new.
+  /// A parent with few children is searched in place (one instance after another mostly finds a node so);
+  /// the hash finds the rest.
+  std::size_t node(std::int64_t parent_node, std::uint32_t site, std::uint32_t depth) {
+    const std::size_t group = site < group_of_site_.size() ? group_of_site_[site] : unnamed_;
+    const std::vector<std::size_t>& siblings =
+        parent_node < 0 ? p_.roots : p_.nodes[static_cast<std::size_t>(parent_node)].children;
+    if (siblings.size() <= scan_limit) {
+      for (const std::size_t c : siblings)
+        if (p_.nodes[c].group == group) return c;
+    }
+    const std::uint64_t key = (static_cast<std::uint64_t>(parent_node + 1) << 32) | group;
+    const auto found = index_.emplace(key, p_.nodes.size());
+    const std::size_t n = found.first->second;
+    if (found.second) {
+      p_.nodes.emplace_back();
+      p_.nodes[n].group = group;
+      p_.nodes[n].row.name = names_[group];
+      p_.nodes[n].row.depth = depth;
+      p_.nodes[n].row.parent = parent_node;
+      if (parent_node < 0) p_.roots.push_back(n);
+      else p_.nodes[static_cast<std::size_t>(parent_node)].children.push_back(n);
+    }
+    return n;
+  }
+
+ private:
+  static constexpr std::size_t scan_limit = 8;
+  path_nodes& p_;
+  std::vector<std::size_t> group_of_site_;
+  std::vector<std::string> names_;
+  std::size_t unnamed_ = 0;
+  std::unordered_map<std::uint64_t, std::size_t> index_;  // key: (parent node + 1) << 32 | name group
+};
+
+/// The fold's host figures (and device ones, when it holds them) into the paths (its nodes come parent
+/// first).
+inline void add_fold_to_paths(const folded_paths& fold, path_index& index, path_nodes& p) {
+  const path_tree& t = fold.tree;
+  const double k = fold.ns_per_tick;
+  const auto ns = [k](std::int64_t v) { return k == 1.0 ? v : static_cast<std::int64_t>(static_cast<double>(v) * k + 0.5); };
+  std::vector<std::int64_t> node_of(std::size_t{t.size()} + 1, -1);
+  for (std::uint32_t id = 1; id <= t.size(); ++id) {
+    const path_tree::node& f = t.at(id);
+    const std::size_t n = index.node(node_of[f.parent], f.site, f.depth);
+    node_of[id] = static_cast<std::int64_t>(n);
+    tree_row& row = p.nodes[n].row;
+    row.calls += f.stats.host_total.stats.count;
+    row.host_total_ns += ns(f.stats.host_total.stats.sum);
+    row.host_self_ns += ns(f.stats.host_self.stats.sum);
+    p.nodes[n].dist.host.merge(f.stats.host_total);
+    p.nodes[n].dist.host_self.merge(f.stats.host_self);
+    p.nodes[n].dist.host_scale = k;
+    row.work.merge(work_in_ns(f.stats.work, k));
+    if (fold.device && f.stats.device_total.stats.count != 0) {
+      row.device_calls += f.stats.device_total.stats.count;
+      row.device_total_ns += f.stats.device_total.stats.sum;
+      row.device_self_ns += f.stats.device_self.stats.sum;
+      p.nodes[n].dist.device.merge(f.stats.device_total);
+      p.nodes[n].dist.device_self.merge(f.stats.device_self);
+    }
+  }
+}
+
+/// Sum the instances (in pre-order) by path, nodes in order of first appearance; with a fold, the host
+/// figures come from it (every scope since reset()), and the device span and self when it holds them; the
+/// CUPTI ones from the instances.
+inline path_nodes sum_by_path(const std::vector<site_desc>& sites, const std::vector<scope_instance>& in,
+                              const folded_paths* fold = nullptr) {
+  const record_share take = record_share::of(fold);
+  path_nodes p;
+  path_index index(sites, p);
+  std::vector<std::size_t> node_of(in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const auto& s = in[i];
+    const std::int64_t parent_node = s.parent < 0 ? -1 : static_cast<std::int64_t>(node_of[static_cast<std::size_t>(s.parent)]);
+    const std::size_t n = index.node(parent_node, s.site, s.depth);
+    node_of[i] = n;
+    add_to_tree_row(p.nodes[n].row, s, take);
+    p.nodes[n].dist.add(s, take);
+    p.nodes[n].device_captured += s.device == device_status::captured;
+    p.nodes[n].device_invalid += s.device == device_status::invalid;
+  }
+  if (!take.host) add_fold_to_paths(*fold, index, p);
+  for (auto& node : p.nodes) node.dist.store(node.row);
+  return p;
+}
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/report/paths.hpp ----
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// One empty row per distinct site name, in order of first appearance; `group_of_site[s]` is the row of
+/// site s.
+inline std::vector<flat_row> flat_rows_by_name(const std::vector<site_desc>& sites, std::vector<std::size_t>& group_of_site) {
+  std::vector<std::string> names = group_sites_by_name(sites, group_of_site);
+  std::vector<flat_row> rows(names.size());
+  for (std::size_t g = 0; g < names.size(); ++g) rows[g].name = std::move(names[g]);
+  return rows;
+}
+
+/// One path's sums into the row of its name. `outermost`: no path above it has the same name, so the
+/// inclusive totals (host, device span, CUPTI work) take it.
+inline void add_path_to_flat_row(flat_row& row, const path_nodes::node& n, bool outermost) {
+  const tree_row& p = n.row;
+  row.calls += p.calls;
+  row.host_self_ns += p.host_self_ns;
+  row.work.merge(p.work);
+  row.device_calls += p.device_calls;
+  row.device_self_ns += p.device_self_ns;
+  row.device_busy_self_ns += p.device_busy_self_ns;
+  row.device_captured += n.device_captured;
+  row.device_invalid += n.device_invalid;
+  if (!outermost) return;
+  row.host_total_ns += p.host_total_ns;
+  row.device_total_ns += p.device_total_ns;
+  row.kernels += p.kernels;
+  row.copies += p.copies;
+  row.device_busy_ns += p.device_busy_ns;
 }
 
 /// Statistics and shares of the accumulated rows; rows without calls go, the rest by host self time.
@@ -8465,72 +8620,29 @@ inline void finish_flat_rows(std::vector<flat_row>& rows, const std::vector<row_
                    [](const flat_row& a, const flat_row& b) { return a.host_self_ns > b.host_self_ns; });
 }
 
-/// The fold's host figures into the flat rows: every path node joins the row of its name; its inclusive
-/// total only where no ancestor on its path has the same name. Returns the host self time added (ns).
-inline std::int64_t add_fold_to_flat_rows(const folded_paths& fold, const std::vector<std::size_t>& group_of_site,
-                                          std::vector<flat_row>& rows, std::vector<row_distributions>& dist) {
-  const path_tree& t = fold.tree;
-  const double k = fold.ns_per_tick;
-  const auto ns = [k](std::int64_t v) { return k == 1.0 ? v : static_cast<std::int64_t>(static_cast<double>(v) * k + 0.5); };
-  const auto group = [&](std::uint32_t site) { return site < group_of_site.size() ? group_of_site[site] : std::size_t{0}; };
-  std::int64_t all_self = 0;
-  for (std::uint32_t id = 1; id <= t.size() && !rows.empty(); ++id) {
-    const path_tree::node& n = t.at(id);
-    const std::size_t g = group(n.site);
-    bool outermost = true;
-    for (std::uint32_t p = n.parent; p != path_tree::root && outermost; p = t.at(p).parent) outermost = group(t.at(p).site) != g;
-    flat_row& row = rows[g];
-    row.calls += n.stats.host_total.stats.count;
-    const std::int64_t self = ns(n.stats.host_self.stats.sum);
-    row.host_self_ns += self;
-    all_self += self;
-    if (outermost) row.host_total_ns += ns(n.stats.host_total.stats.sum);
-    dist[g].host.merge(n.stats.host_total);
-    dist[g].host_self.merge(n.stats.host_self);
-    dist[g].host_scale = k;
-    row.work.merge(work_in_ns(n.stats.work, k));
-    if (fold.device && n.stats.device_total.stats.count != 0) {
-      row.device_calls += n.stats.device_total.stats.count;
-      row.device_self_ns += n.stats.device_self.stats.sum;
-      if (outermost) row.device_total_ns += n.stats.device_total.stats.sum;
-      dist[g].device.merge(n.stats.device_total);
-      dist[g].device_self.merge(n.stats.device_self);
-    }
-  }
-  return all_self;
-}
-
-/// The flat table of `in` (instances in pre-order, self times and CUPTI counts done). With a fold, the
-/// host figures come from it (every scope since reset()), and the device span and self too when it holds
-/// them; the rest (CUPTI counts, captured and invalid scopes) from `in`.
-inline std::vector<flat_row> build_flat_rows(const std::vector<site_desc>& sites, const std::vector<scope_instance>& in,
-                                             const folded_paths* fold = nullptr) {
-  const record_share take = record_share::of(fold);
-  const bool with_host = take.host;
+/// The flat table from the call paths (summed from the instances and the fold, paths.hpp): every path
+/// joins the row of its name, its inclusive totals only where no path above it has the same name.
+inline std::vector<flat_row> build_flat_rows(const std::vector<site_desc>& sites, const path_nodes& p) {
   std::vector<std::size_t> group_of_site;
   std::vector<flat_row> rows = flat_rows_by_name(sites, group_of_site);
-  const std::size_t groups = rows.size();
-  std::vector<row_distributions> dist(groups);
-  std::vector<std::uint32_t> active(groups, 0);  // open ancestors with the same name
-  std::vector<std::size_t> stack;                // groups of the current ancestor chain
+  if (rows.empty()) return rows;
+  std::vector<row_distributions> dist(rows.size());
+  // A path of a site id outside the list (never from the recorder) joins the first row.
+  const auto row_of = [&](const path_nodes::node& n) { return n.group < rows.size() ? n.group : std::size_t{0}; };
   std::int64_t all_self = 0;
-  for (const auto& s : in) {
-    if (s.depth == 0) {
-      for (auto g : stack) --active[g];
-      stack.clear();
-    }
-    while (stack.size() > s.depth) {
-      --active[stack.back()];
-      stack.pop_back();
-    }
-    const std::size_t g = s.site < group_of_site.size() ? group_of_site[s.site] : 0;
-    if (groups == 0) break;
-    add_to_flat_row(rows[g], s, active[g] == 0, dist[g], take);
-    if (with_host) all_self += s.host_self_ns;
-    ++active[g];
-    stack.push_back(g);
+  for (const path_nodes::node& n : p.nodes) {
+    const std::size_t g = row_of(n);
+    bool outermost = true;
+    for (std::int64_t up = n.row.parent; up >= 0 && outermost; up = p.nodes[static_cast<std::size_t>(up)].row.parent)
+      outermost = row_of(p.nodes[static_cast<std::size_t>(up)]) != g;
+    add_path_to_flat_row(rows[g], n, outermost);
+    dist[g].host.merge(n.dist.host);
+    dist[g].host_self.merge(n.dist.host_self);
+    dist[g].device.merge(n.dist.device);
+    dist[g].device_self.merge(n.dist.device_self);
+    if (n.dist.host.stats.count != 0) dist[g].host_scale = n.dist.host_scale;
+    all_self += n.row.host_self_ns;
   }
-  if (!with_host) all_self = add_fold_to_flat_rows(*fold, group_of_site, rows, dist);
   finish_flat_rows(rows, dist, all_self);
   return rows;
 }
@@ -8540,7 +8652,7 @@ SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/detail/report/flat_rows.hpp ----
 // ---- begin scopeprof/detail/report/instances.hpp ----
 // scopeprof: report builder pass 1: one thread's post-order records become scope instances in pre-order,
-// with parents, depths and orphans (host and device self times come later, in self_times.hpp).
+// with parents, depths, orphans and host self times (device self times come later, in self_times.hpp).
 
 
 #include <algorithm>
@@ -8582,6 +8694,7 @@ inline record_tree link_records(const std::vector<raw_instance>& recs) {
   const std::size_t n = recs.size();
   record_tree t;
   t.kids.reserve(n);
+  t.roots.reserve(n);  // pages are touched only as they fill
   t.first.assign(n, 0);
   t.count.assign(n, 0);
   t.orphan.assign(n, 0);
@@ -8600,7 +8713,8 @@ inline record_tree link_records(const std::vector<raw_instance>& recs) {
     }
     t.count[i] = static_cast<std::uint32_t>(t.kids.size() - t.first[i]);
     pending[d + 1].clear();
-    pending[d].push_back(i);
+    if (d == 0) t.roots.push_back(i);  // nothing adopts a top-level record
+    else pending[d].push_back(i);
   }
   for (std::size_t k = 0; k < pending.size(); ++k)
     for (auto c : pending[k]) {
@@ -8628,36 +8742,42 @@ inline scope_instance instance_of_record(const raw_instance& x, std::uint32_t th
   return s;
 }
 
-/// Append one thread's records to `out` in pre-order (siblings by begin time); `instance_of[i]` becomes
-/// the index in `out` of record i. Returns the number of orphans.
+/// Append one thread's records to `out` in pre-order (siblings by begin time), each with its host self
+/// time (host total minus its children's); `instance_of[i]`, when asked for, becomes the index in `out`
+/// of record i. Returns the number of orphans.
 inline std::uint64_t append_thread_instances(const std::vector<raw_instance>& recs, std::uint32_t thread,
-                                             std::vector<scope_instance>& out, std::vector<std::int64_t>& instance_of) {
-  instance_of.assign(recs.size(), -1);
+                                             std::vector<scope_instance>& out,
+                                             std::vector<std::int64_t>* instance_of = nullptr) {
+  if (instance_of != nullptr) instance_of->assign(recs.size(), -1);
   record_tree t = link_records(recs);
   std::uint64_t orphans = 0;
-  // An explicit stack: nesting may be deep.
+  // One root's subtree at a time, depth-first with an explicit stack: nesting may be deep.
   struct frame {
     std::uint32_t rec;
     std::int64_t parent;
     std::uint32_t depth;
   };
   std::vector<frame> stack;
-  for (auto it = t.roots.rbegin(); it != t.roots.rend(); ++it) stack.push_back({*it, -1, 0});
-  while (!stack.empty()) {
-    const frame f = stack.back();
-    stack.pop_back();
-    scope_instance s = instance_of_record(recs[f.rec], thread);
-    s.parent = f.parent;
-    s.depth = f.depth;
-    s.orphan = t.orphan[f.rec] != 0;
-    if (s.orphan) ++orphans;
-    const auto index = static_cast<std::int64_t>(out.size());
-    instance_of[f.rec] = index;
-    out.push_back(s);
-    const auto kids_begin = t.kids.begin() + t.first[f.rec];
-    const auto kids_end = kids_begin + t.count[f.rec];
-    sort_records_by_begin(recs, kids_begin, kids_end);
-    for (auto it = kids_end; it != kids_begin;) stack.push_back({*--it, index, f.depth + 1});
+  for (const std::uint32_t root : t.roots) {
+    stack.push_back({root, -1, 0});
+    while (!stack.empty()) {
+      const frame f = stack.back();
+      stack.pop_back();
+      const auto index = static_cast<std::int64_t>(out.size());
+      out.push_back(instance_of_record(recs[f.rec], thread));
+      scope_instance& s = out.back();
+      s.parent = f.parent;
+      s.depth = f.depth;
+      s.orphan = t.orphan[f.rec] != 0;
+      s.host_self_ns = s.host_total_ns();
+      if (f.parent >= 0) out[static_cast<std::size_t>(f.parent)].host_self_ns -= s.host_total_ns();
+      orphans += s.orphan;
+      if (instance_of != nullptr) (*instance_of)[f.rec] = index;
+      const auto kids_begin = t.kids.begin() + t.first[f.rec];
+      const auto kids_end = kids_begin + t.count[f.rec];
+      sort_records_by_begin(recs, kids_begin, kids_end);
+      for (auto it = kids_end; it != kids_begin;) stack.push_back({*--it, index, f.depth + 1});
+    }
   }
   return orphans;
 }
@@ -8731,7 +8851,8 @@ inline std::vector<kernel_summary_row> build_kernel_summary(const std::vector<si
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/detail/report/kernel_summary.hpp ----
 // ---- begin scopeprof/detail/report/self_times.hpp ----
-// scopeprof: report builder pass 2: host and device self times of the instances (in pre-order).
+// scopeprof: report builder pass 2: device self times of the instances (in pre-order; host self times come
+// with the instances, instances.hpp).
 
 
 #include <algorithm>
@@ -8744,13 +8865,6 @@ SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
 using device_spans = std::vector<std::pair<std::int64_t, std::int64_t>>;  // (begin, end)
-
-/// Host self = host total minus the host totals of the children.
-inline void compute_host_self(std::vector<scope_instance>& in) {
-  for (auto& s : in) s.host_self_ns = s.host_total_ns();
-  for (const auto& c : in)
-    if (c.parent >= 0) in[static_cast<std::size_t>(c.parent)].host_self_ns -= c.host_total_ns();
-}
 
 /// Per instance, the spans of its nearest device-timed descendants on the same device and stream,
 /// whatever lies between (host-only, sampled-out or other-stream scopes).
@@ -8858,135 +8972,20 @@ inline std::vector<step_span> build_steps(std::vector<raw_step>& marks, std::uin
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/detail/report/steps.hpp ----
 // ---- begin scopeprof/detail/report/tree_rows.hpp ----
-// scopeprof: report builder pass 6: the tree table, instances summed by call path (parent path, name) and
-// laid out depth-first, heaviest host total first among siblings.
+// scopeprof: report builder pass 7: the tree table, the call paths (paths.hpp) laid out depth-first,
+// heaviest host total first among siblings.
 
 
 #include <algorithm>
 #include <cstdint>
-#include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
-/// Call paths before layout: each node's row (parent = parent node), its children and the roots.
-struct path_nodes {
-  struct node {
-    tree_row row;
-    std::vector<std::size_t> children;
-    row_distributions dist;
-  };
-  std::vector<node> nodes;
-  std::vector<std::size_t> roots;
-};
-
-inline void add_to_tree_row(tree_row& row, const scope_instance& s, record_share take) {
-  if (take.host) {
-    ++row.calls;
-    row.host_total_ns += s.host_total_ns();
-    row.host_self_ns += s.host_self_ns;
-    add_instance_work(row.work, s);  // with a fold, the work comes from it
-  }
-  row.kernels += s.kernels;
-  row.copies += s.copies;
-  row.device_busy_ns += s.device_busy_ns;
-  row.device_busy_self_ns += s.device_busy_self_ns;
-  if (take.device && s.device == device_status::ok) {
-    ++row.device_calls;
-    row.device_total_ns += s.device_span_ns();
-    row.device_self_ns += s.device_self_ns;
-  }
-}
-
-/// Paths as they are found: a path is (parent node, name), keyed by integers, so sites with the same name
-/// share a path.
-class path_index {
- public:
-  path_index(const std::vector<site_desc>& sites, path_nodes& p) : p_(p) {
-    names_ = group_sites_by_name(sites, group_of_site_);
-    unnamed_ = names_.size();  // a site id outside the list (never from the recorder)
-    names_.emplace_back();
-  }
-  /// The node of `site` under `parent_node` (-1: a root), created (in order of first appearance) if new.
-  std::size_t node(std::int64_t parent_node, std::uint32_t site, std::uint32_t depth) {
-    const std::size_t group = site < group_of_site_.size() ? group_of_site_[site] : unnamed_;
-    const std::uint64_t key = (static_cast<std::uint64_t>(parent_node + 1) << 32) | group;
-    const auto found = index_.emplace(key, p_.nodes.size());
-    const std::size_t n = found.first->second;
-    if (found.second) {
-      p_.nodes.emplace_back();
-      p_.nodes[n].row.name = names_[group];
-      p_.nodes[n].row.depth = depth;
-      p_.nodes[n].row.parent = parent_node;
-      if (parent_node < 0) p_.roots.push_back(n);
-      else p_.nodes[static_cast<std::size_t>(parent_node)].children.push_back(n);
-    }
-    return n;
-  }
-
- private:
-  path_nodes& p_;
-  std::vector<std::size_t> group_of_site_;
-  std::vector<std::string> names_;
-  std::size_t unnamed_ = 0;
-  std::unordered_map<std::uint64_t, std::size_t> index_;  // key: (parent node + 1) << 32 | name group
-};
-
-/// The fold's host figures (and device ones, when it holds them) into the paths (its nodes come parent
-/// first).
-inline void add_fold_to_paths(const folded_paths& fold, path_index& index, path_nodes& p) {
-  const path_tree& t = fold.tree;
-  const double k = fold.ns_per_tick;
-  const auto ns = [k](std::int64_t v) { return k == 1.0 ? v : static_cast<std::int64_t>(static_cast<double>(v) * k + 0.5); };
-  std::vector<std::int64_t> node_of(std::size_t{t.size()} + 1, -1);
-  for (std::uint32_t id = 1; id <= t.size(); ++id) {
-    const path_tree::node& f = t.at(id);
-    const std::size_t n = index.node(node_of[f.parent], f.site, f.depth);
-    node_of[id] = static_cast<std::int64_t>(n);
-    tree_row& row = p.nodes[n].row;
-    row.calls += f.stats.host_total.stats.count;
-    row.host_total_ns += ns(f.stats.host_total.stats.sum);
-    row.host_self_ns += ns(f.stats.host_self.stats.sum);
-    p.nodes[n].dist.host.merge(f.stats.host_total);
-    p.nodes[n].dist.host_self.merge(f.stats.host_self);
-    p.nodes[n].dist.host_scale = k;
-    row.work.merge(work_in_ns(f.stats.work, k));
-    if (fold.device && f.stats.device_total.stats.count != 0) {
-      row.device_calls += f.stats.device_total.stats.count;
-      row.device_total_ns += f.stats.device_total.stats.sum;
-      row.device_self_ns += f.stats.device_self.stats.sum;
-      p.nodes[n].dist.device.merge(f.stats.device_total);
-      p.nodes[n].dist.device_self.merge(f.stats.device_self);
-    }
-  }
-}
-
-/// Sum the instances (in pre-order) by path, nodes in order of first appearance; with a fold, the host
-/// figures come from it (every scope since reset()), and the device span and self when it holds them; the
-/// CUPTI ones from the instances.
-inline path_nodes sum_by_path(const std::vector<site_desc>& sites, const std::vector<scope_instance>& in,
-                              const folded_paths* fold = nullptr) {
-  const record_share take = record_share::of(fold);
-  path_nodes p;
-  path_index index(sites, p);
-  std::vector<std::size_t> node_of(in.size());
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    const auto& s = in[i];
-    const std::int64_t parent_node = s.parent < 0 ? -1 : static_cast<std::int64_t>(node_of[static_cast<std::size_t>(s.parent)]);
-    const std::size_t n = index.node(parent_node, s.site, s.depth);
-    node_of[i] = n;
-    add_to_tree_row(p.nodes[n].row, s, take);
-    p.nodes[n].dist.add(s, take);
-  }
-  if (!take.host) add_fold_to_paths(*fold, index, p);
-  for (auto& node : p.nodes) node.dist.store(node.row);
-  return p;
-}
-
-/// The rows depth-first, siblings heaviest host total first; parent = the parent's position in the output.
+/// The tree table: the paths depth-first, siblings heaviest host total first; parent = the parent's
+/// position in the output. Sorts the paths' children in place.
 inline std::vector<tree_row> lay_out_paths(path_nodes& p) {
   std::vector<tree_row> out;
   const auto heavier = [&](std::size_t a, std::size_t b) { return p.nodes[a].row.host_total_ns > p.nodes[b].row.host_total_ns; };
@@ -9005,13 +9004,6 @@ inline std::vector<tree_row> lay_out_paths(path_nodes& p) {
     for (auto it = ch.rbegin(); it != ch.rend(); ++it) stack.push_back({*it, out_index});
   }
   return out;
-}
-
-/// The tree table of `in` (instances in pre-order, self times and CUPTI counts done).
-inline std::vector<tree_row> build_tree_rows(const std::vector<site_desc>& sites, const std::vector<scope_instance>& in,
-                                             const folded_paths* fold = nullptr) {
-  path_nodes p = sum_by_path(sites, in, fold);
-  return lay_out_paths(p);
 }
 
 }  // namespace detail
@@ -9039,7 +9031,8 @@ class report_builder {
     r.origin_ns_ = raw.origin_ns;
     r.work_ = raw.work;
     r.peaks_ = std::move(raw.peaks);
-    // instance_of[t][i]: the instance of record i of thread t (CUPTI records name their scope so).
+    // instance_of[t][i]: the instance of record i of thread t (CUPTI records name their scope so; only
+    // filled when there are CUPTI records).
     std::vector<std::vector<std::int64_t>> instance_of(raw.threads.size());
     std::size_t total = 0;
     bool any_device = false;
@@ -9052,10 +9045,9 @@ class report_builder {
     for (std::size_t t = 0; t < raw.threads.size(); ++t) {
       r.threads_.push_back(raw.threads[t].desc);
       r.orphans_ += append_thread_instances(raw.threads[t].records, static_cast<std::uint32_t>(t), r.instances_,
-                                            instance_of[t]);
+                                            r.sources_.cupti_valid ? &instance_of[t] : nullptr);
       std::vector<raw_instance>().swap(raw.threads[t].records);
     }
-    compute_host_self(r.instances_);
     if (r.sources_.cupti_valid) {
       r.activity_names_ = std::move(raw.activity_names);
       r.activity_demangled_ = demangle_all(r.activity_names_);
@@ -9066,8 +9058,9 @@ class report_builder {
     }
     if (any_device) compute_device_self(r.instances_);
     if (raw.folded.present) r.orphans_ = raw.folded.orphans;
-    r.flat_ = build_flat_rows(r.sites_, r.instances_, &raw.folded);
-    r.tree_ = build_tree_rows(r.sites_, r.instances_, &raw.folded);
+    path_nodes paths = sum_by_path(r.sites_, r.instances_, &raw.folded);
+    r.flat_ = build_flat_rows(r.sites_, paths);
+    r.tree_ = lay_out_paths(paths);
     r.steps_ = build_steps(raw.steps, raw.steps_lost, r.step_stats_);
     r.process_ = process_of(raw, r);
     return r;

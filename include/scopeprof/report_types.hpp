@@ -40,30 +40,31 @@ enum class device_status : std::uint8_t {
 
 /// @brief One finished scope instance. Times are steady_clock nanoseconds (device times mapped onto it).
 struct scope_instance {
-  std::uint32_t site = 0;     ///< index into report::sites()
-  std::uint32_t thread = 0;   ///< index into report::threads()
+  // Members are ordered by size, largest first, so the struct carries no padding (128 bytes).
   std::int64_t parent = -1;   ///< index into report::instances(), -1 for a root
-  std::uint32_t depth = 0;    ///< depth in the reconstructed tree (0 = root)
-  bool orphan = false;        ///< its parent was still open (or dropped) when the report was taken
   std::int64_t host_begin_ns = 0;
   std::int64_t host_end_ns = 0;
   std::int64_t host_self_ns = 0;  ///< host total minus the host totals of its children
-  device_status device = device_status::not_timed;
-  std::int32_t device_id = -1;
   std::uint64_t stream = 0;  ///< the CUDA stream handle the span was timed on
   std::int64_t device_begin_ns = 0;
   std::int64_t device_end_ns = 0;
   std::int64_t device_self_ns = 0;  ///< span minus the union of child spans on the same stream
   // CUPTI (valid when sources().cupti_valid): work launched inside the scope, its children included.
-  std::uint32_t kernels = 0;             ///< kernels launched inside the scope (children included)
-  std::uint32_t kernels_self = 0;        ///< kernels whose innermost launching scope is this one
-  std::uint32_t copies = 0;              ///< memcpy and memset operations (children included)
   std::int64_t device_busy_ns = 0;       ///< sum of the durations of those kernels and copies
   std::int64_t device_busy_self_ns = 0;  ///< the same for the work this scope launched directly
   // Declared work (PROF_SCOPE_WORK, add_work): the program's claim, summed over its declarations.
-  bool has_work = false;
   double work_bytes = 0;
   double work_flops = 0;
+  std::uint32_t site = 0;     ///< index into report::sites()
+  std::uint32_t thread = 0;   ///< index into report::threads()
+  std::uint32_t depth = 0;    ///< depth in the reconstructed tree (0 = root)
+  std::int32_t device_id = -1;
+  std::uint32_t kernels = 0;             ///< CUPTI: kernels launched inside the scope (children included)
+  std::uint32_t kernels_self = 0;        ///< CUPTI: kernels whose innermost launching scope is this one
+  std::uint32_t copies = 0;              ///< CUPTI: memcpy and memset operations (children included)
+  device_status device = device_status::not_timed;
+  bool orphan = false;        ///< its parent was still open (or dropped) when the report was taken
+  bool has_work = false;      ///< declared work: work_bytes and work_flops hold its sums
 
   std::int64_t host_total_ns() const noexcept { return host_end_ns - host_begin_ns; }
   std::int64_t device_span_ns() const noexcept { return device_end_ns - device_begin_ns; }

@@ -9,6 +9,7 @@
 #include <scopeprof/detail/report/flat_rows.hpp>
 #include <scopeprof/detail/report/instances.hpp>
 #include <scopeprof/detail/report/kernel_summary.hpp>
+#include <scopeprof/detail/report/paths.hpp>
 #include <scopeprof/detail/report/self_times.hpp>
 #include <scopeprof/detail/report/steps.hpp>
 #include <scopeprof/detail/report/tree_rows.hpp>
@@ -35,7 +36,8 @@ class report_builder {
     r.origin_ns_ = raw.origin_ns;
     r.work_ = raw.work;
     r.peaks_ = std::move(raw.peaks);
-    // instance_of[t][i]: the instance of record i of thread t (CUPTI records name their scope so).
+    // instance_of[t][i]: the instance of record i of thread t (CUPTI records name their scope so; only
+    // filled when there are CUPTI records).
     std::vector<std::vector<std::int64_t>> instance_of(raw.threads.size());
     std::size_t total = 0;
     bool any_device = false;
@@ -48,10 +50,9 @@ class report_builder {
     for (std::size_t t = 0; t < raw.threads.size(); ++t) {
       r.threads_.push_back(raw.threads[t].desc);
       r.orphans_ += append_thread_instances(raw.threads[t].records, static_cast<std::uint32_t>(t), r.instances_,
-                                            instance_of[t]);
+                                            r.sources_.cupti_valid ? &instance_of[t] : nullptr);
       std::vector<raw_instance>().swap(raw.threads[t].records);
     }
-    compute_host_self(r.instances_);
     if (r.sources_.cupti_valid) {
       r.activity_names_ = std::move(raw.activity_names);
       r.activity_demangled_ = demangle_all(r.activity_names_);
@@ -62,8 +63,9 @@ class report_builder {
     }
     if (any_device) compute_device_self(r.instances_);
     if (raw.folded.present) r.orphans_ = raw.folded.orphans;
-    r.flat_ = build_flat_rows(r.sites_, r.instances_, &raw.folded);
-    r.tree_ = build_tree_rows(r.sites_, r.instances_, &raw.folded);
+    path_nodes paths = sum_by_path(r.sites_, r.instances_, &raw.folded);
+    r.flat_ = build_flat_rows(r.sites_, paths);
+    r.tree_ = lay_out_paths(paths);
     r.steps_ = build_steps(raw.steps, raw.steps_lost, r.step_stats_);
     r.process_ = process_of(raw, r);
     return r;

@@ -1,5 +1,5 @@
 // scopeprof: report builder pass 1: one thread's post-order records become scope instances in pre-order,
-// with parents, depths and orphans (host and device self times come later, in self_times.hpp).
+// with parents, depths, orphans and host self times (device self times come later, in self_times.hpp).
 #pragma once
 
 #include <scopeprof/config.hpp>
@@ -45,6 +45,7 @@ inline record_tree link_records(const std::vector<raw_instance>& recs) {
   const std::size_t n = recs.size();
   record_tree t;
   t.kids.reserve(n);
+  t.roots.reserve(n);  // pages are touched only as they fill
   t.first.assign(n, 0);
   t.count.assign(n, 0);
   t.orphan.assign(n, 0);
@@ -63,7 +64,8 @@ inline record_tree link_records(const std::vector<raw_instance>& recs) {
     }
     t.count[i] = static_cast<std::uint32_t>(t.kids.size() - t.first[i]);
     pending[d + 1].clear();
-    pending[d].push_back(i);
+    if (d == 0) t.roots.push_back(i);  // nothing adopts a top-level record
+    else pending[d].push_back(i);
   }
   for (std::size_t k = 0; k < pending.size(); ++k)
     for (auto c : pending[k]) {
@@ -91,36 +93,42 @@ inline scope_instance instance_of_record(const raw_instance& x, std::uint32_t th
   return s;
 }
 
-/// Append one thread's records to `out` in pre-order (siblings by begin time); `instance_of[i]` becomes
-/// the index in `out` of record i. Returns the number of orphans.
+/// Append one thread's records to `out` in pre-order (siblings by begin time), each with its host self
+/// time (host total minus its children's); `instance_of[i]`, when asked for, becomes the index in `out`
+/// of record i. Returns the number of orphans.
 inline std::uint64_t append_thread_instances(const std::vector<raw_instance>& recs, std::uint32_t thread,
-                                             std::vector<scope_instance>& out, std::vector<std::int64_t>& instance_of) {
-  instance_of.assign(recs.size(), -1);
+                                             std::vector<scope_instance>& out,
+                                             std::vector<std::int64_t>* instance_of = nullptr) {
+  if (instance_of != nullptr) instance_of->assign(recs.size(), -1);
   record_tree t = link_records(recs);
   std::uint64_t orphans = 0;
-  // An explicit stack: nesting may be deep.
+  // One root's subtree at a time, depth-first with an explicit stack: nesting may be deep.
   struct frame {
     std::uint32_t rec;
     std::int64_t parent;
     std::uint32_t depth;
   };
   std::vector<frame> stack;
-  for (auto it = t.roots.rbegin(); it != t.roots.rend(); ++it) stack.push_back({*it, -1, 0});
-  while (!stack.empty()) {
-    const frame f = stack.back();
-    stack.pop_back();
-    scope_instance s = instance_of_record(recs[f.rec], thread);
-    s.parent = f.parent;
-    s.depth = f.depth;
-    s.orphan = t.orphan[f.rec] != 0;
-    if (s.orphan) ++orphans;
-    const auto index = static_cast<std::int64_t>(out.size());
-    instance_of[f.rec] = index;
-    out.push_back(s);
-    const auto kids_begin = t.kids.begin() + t.first[f.rec];
-    const auto kids_end = kids_begin + t.count[f.rec];
-    sort_records_by_begin(recs, kids_begin, kids_end);
-    for (auto it = kids_end; it != kids_begin;) stack.push_back({*--it, index, f.depth + 1});
+  for (const std::uint32_t root : t.roots) {
+    stack.push_back({root, -1, 0});
+    while (!stack.empty()) {
+      const frame f = stack.back();
+      stack.pop_back();
+      const auto index = static_cast<std::int64_t>(out.size());
+      out.push_back(instance_of_record(recs[f.rec], thread));
+      scope_instance& s = out.back();
+      s.parent = f.parent;
+      s.depth = f.depth;
+      s.orphan = t.orphan[f.rec] != 0;
+      s.host_self_ns = s.host_total_ns();
+      if (f.parent >= 0) out[static_cast<std::size_t>(f.parent)].host_self_ns -= s.host_total_ns();
+      orphans += s.orphan;
+      if (instance_of != nullptr) (*instance_of)[f.rec] = index;
+      const auto kids_begin = t.kids.begin() + t.first[f.rec];
+      const auto kids_end = kids_begin + t.count[f.rec];
+      sort_records_by_begin(recs, kids_begin, kids_end);
+      for (auto it = kids_end; it != kids_begin;) stack.push_back({*--it, index, f.depth + 1});
+    }
   }
   return orphans;
 }

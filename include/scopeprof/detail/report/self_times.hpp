@@ -1,4 +1,5 @@
-// scopeprof: report builder pass 2: host and device self times of the instances (in pre-order).
+// scopeprof: report builder pass 2: device self times of the instances (in pre-order; host self times come
+// with the instances, instances.hpp).
 #pragma once
 
 #include <scopeprof/config.hpp>
@@ -14,13 +15,6 @@ SCOPEPROF_NAMESPACE_BEGIN
 namespace detail {
 
 using device_spans = std::vector<std::pair<std::int64_t, std::int64_t>>;  // (begin, end)
-
-/// Host self = host total minus the host totals of the children.
-inline void compute_host_self(std::vector<scope_instance>& in) {
-  for (auto& s : in) s.host_self_ns = s.host_total_ns();
-  for (const auto& c : in)
-    if (c.parent >= 0) in[static_cast<std::size_t>(c.parent)].host_self_ns -= c.host_total_ns();
-}
 
 /// Per instance, the spans of its nearest device-timed descendants on the same device and stream,
 /// whatever lies between (host-only, sampled-out or other-stream scopes).
