@@ -878,6 +878,7 @@ SCOPEPROF_NAMESPACE_END
 
 #include <cstdint>
 #include <iosfwd>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -886,6 +887,7 @@ namespace detail {
 struct raw_snapshot;
 class report_builder;
 class report_loader;
+class deferred_instances;
 }  // namespace detail
 
 /// @brief An immutable snapshot of finished scopes; every writer is a pure function of it.
@@ -898,8 +900,13 @@ class report {
   const timeline_counts& timeline() const noexcept { return timeline_; }
   const std::vector<site_desc>& sites() const noexcept { return sites_; }
   const std::vector<thread_desc>& threads() const noexcept { return threads_; }
-  /// Pre-order per thread: a parent comes before its children, siblings by begin time.
-  const std::vector<scope_instance>& instances() const noexcept { return instances_; }
+  /// Pre-order per thread: a parent comes before its children, siblings by begin time. collect() leaves
+  /// them to be built on the first call (from any thread, once; the tables never need them), so that
+  /// call costs what collect() saved. If memory runs out building them, the list is empty and
+  /// instances_lost() says so.
+  const std::vector<scope_instance>& instances() const noexcept;
+  /// True when the timeline kept instances that instances() could not build (out of memory).
+  bool instances_lost() const noexcept;
   const std::vector<flat_row>& flat() const noexcept { return flat_; }
   /// Depth-first: a row is followed by its children, heaviest host total first.
   const std::vector<tree_row>& tree() const noexcept { return tree_; }
@@ -977,6 +984,7 @@ class report {
   std::vector<site_desc> sites_;
   std::vector<thread_desc> threads_;
   std::vector<scope_instance> instances_;
+  std::shared_ptr<detail::deferred_instances> deferred_;  // set: instances() builds them (copies share it)
   std::vector<flat_row> flat_;
   std::vector<tree_row> tree_;
   evidence sources_;
@@ -3288,8 +3296,12 @@ struct path_stats {
   distribution device_total;
   distribution device_self;
   declared_work work;
+  std::uint64_t device_captured = 0;  // scopes whose device time could not be measured: in a graph capture
+  std::uint64_t device_invalid = 0;   // ... or after a CUDA error
   void merge(const path_stats& o) noexcept {
     work.merge(o.work);
+    device_captured += o.device_captured;
+    device_invalid += o.device_invalid;
     host_total.merge(o.host_total);
     host_self.merge(o.host_self);
     if (o.device_total.stats.count != 0) {
@@ -3303,6 +3315,7 @@ struct path_stats {
     device_total.clear();
     device_self.clear();
     work = declared_work{};
+    device_captured = device_invalid = 0;
   }
 };
 
@@ -3411,6 +3424,8 @@ struct fold_input {
   std::int64_t device_end_ns = 0;
   bool has_work = false;  // it declared work (work_match.hpp)
   bool unmeasured = false;  // its device time exists but could not be measured (captured, CUDA error)
+  bool captured = false;    // its device time is n/a: inside a graph capture
+  bool invalid = false;     // ... or a CUDA error
   double work_bytes = 0;
   double work_flops = 0;
 };
@@ -3472,6 +3487,8 @@ class thread_fold {
     path_stats& s = target.at(id).stats;
     s.host_total.add(total);
     s.host_self.add(self);
+    s.device_captured += r.captured;
+    s.device_invalid += r.invalid;
     if (r.timed) {
       const std::int64_t span = r.device_end_ns - r.device_begin_ns;
       const std::int64_t covered = adopted ? children.device.take(r.device, r.stream) : 0;
@@ -3604,6 +3621,7 @@ SCOPEPROF_NAMESPACE_END
 // build_report() (the builder, report_builder.hpp) turns it into a report. Neither side sees the other.
 
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -3627,6 +3645,40 @@ struct raw_instance {
   bool has_work = false;  // declared work (PROF_SCOPE_WORK, add_work), summed over its declarations
   double work_bytes = 0;
   double work_flops = 0;
+};
+
+/// A kept record as the timeline holds it, before conversion: host times in the recorder's ticks.
+struct tick_record {
+  std::uint64_t begin_ticks = 0;
+  std::uint64_t end_ticks = 0;
+  std::uint32_t site = 0;
+  std::uint32_t depth = 0;
+};
+
+/// The device outcome of the tick_record at `position` (only records that have one).
+struct positioned_device {
+  std::uint64_t position = 0;
+  device_status status = device_status::not_timed;
+  std::int32_t device = -1;
+  std::uint64_t stream = 0;
+  std::int64_t begin_ns = 0;
+  std::int64_t end_ns = 0;
+};
+
+/// The declared work of the tick_record at `position` (only records that declared some).
+struct positioned_work {
+  std::uint64_t position = 0;
+  double bytes = 0;
+  double flops = 0;
+};
+
+/// One thread's timeline as collect() copies it: 24 bytes a record, the few device outcomes and work
+/// declarations beside them. They become raw_instances (raw_snapshot::ticks converts the host times)
+/// only when the report's instances are first asked for.
+struct tick_records {
+  std::vector<tick_record> records;
+  std::vector<positioned_device> device;  // by ascending position
+  std::vector<positioned_work> work;      // by ascending position
 };
 
 /// A CUPTI record as collect() attributes it: thread = position in raw_snapshot::threads, record =
@@ -3667,14 +3719,18 @@ struct record_run {
 
 struct raw_thread {
   thread_desc desc;
-  std::vector<raw_instance> records;  // in the order scopes ended (post-order)
+  std::vector<raw_instance> records;  // in the order scopes ended (post-order); a snapshot built by hand
+  tick_records ticks;                 // the same, as collect() fills it (a thread has one or the other)
   /// The log indices of `records`, as runs (one run when the timeline kept every scope since the reset).
   /// Empty: records[i] has index i (a snapshot built by hand).
   std::vector<record_run> runs;
 
+  /// How many records the thread has, in either form.
+  std::size_t size() const noexcept { return records.empty() ? ticks.records.size() : records.size(); }
+
   /// The position in `records` of the record with this log index, or -1 when the timeline does not hold it.
   std::int64_t position_of(std::uint64_t index) const noexcept {
-    if (runs.empty()) return index < records.size() ? static_cast<std::int64_t>(index) : -1;
+    if (runs.empty()) return index < size() ? static_cast<std::int64_t>(index) : -1;
     std::size_t lo = 0, hi = runs.size();  // the last run whose first_index <= index
     while (hi - lo > 1) {
       const std::size_t mid = lo + (hi - lo) / 2;
@@ -3682,16 +3738,15 @@ struct raw_thread {
     }
     const record_run& r = runs[lo];
     if (index < r.first_index) return -1;
-    const std::uint64_t end = lo + 1 < runs.size() ? runs[lo + 1].position : records.size();
+    const std::uint64_t end = lo + 1 < runs.size() ? runs[lo + 1].position : size();
     const std::uint64_t pos = r.position + (index - r.first_index);
     return pos < end ? static_cast<std::int64_t>(pos) : -1;
   }
 };
 
-/// The tables' host figures folded from every scope recorded since the last reset(), whether or not the
+/// The tables' figures folded from every scope recorded since the last reset(), whether or not the
 /// timeline kept it (call_path_fold.hpp). Host durations are in host clock ticks: ns = ticks *
-/// ns_per_tick; device spans in ns. collect() fills it only when the timeline has left scopes out:
-/// otherwise the records hold every scope.
+/// ns_per_tick; device spans in ns. collect() always fills it; a snapshot built by hand may leave it out.
 struct folded_paths {
   bool present = false;  // false: the tables come from the records alone
   bool device = false;   // true: every resolved device span was folded too; the tables' device span and
@@ -3707,6 +3762,7 @@ struct raw_snapshot {
   scope_counts counts;
   evidence sources;
   std::int64_t origin_ns = 0;  // the process's time zero for traces
+  tick_converter ticks;        // host ticks to ns, for the threads' tick_records
   process_desc process;        // rank, host, pid, wall clock (pid 0: the builder fills in this process)
   std::string warnings;        // lines the report prints in its header
   std::vector<raw_activity> activities;  // CUPTI records (used only when sources.cupti_valid)
@@ -3942,8 +3998,10 @@ inline device_outcome outcome_of(const device_record& x) noexcept {
   return out;
 }
 
-/// `in` with the span of `out`, when it has one.
+/// `in` with the span of `out`, when it has one, or why it has none.
 inline void add_span(fold_input& in, const device_outcome& out) noexcept {
+  in.captured = out.status == device_status::captured;
+  in.invalid = out.status == device_status::invalid;
   if (out.status != device_status::ok) return;
   in.timed = true;
   in.device = out.device;
@@ -4772,26 +4830,13 @@ inline void snapshot_fold(const drain_state& d, const registry_view& view, doubl
   }
 }
 
-inline raw_instance instance_of(const record& rec, const tick_converter& conv, const device_outcome* device,
-                                const joined_work* work) {
-  raw_instance x;
-  x.site = rec.site;
-  x.depth = rec.depth;
-  x.host_begin_ns = conv.to_ns(rec.begin_ticks);
-  x.host_end_ns = conv.to_ns(rec.end_ticks);
-  if (device != nullptr) {
-    x.device = device->status;
-    x.device_id = device->device;
-    x.stream = device->stream;
-    x.device_begin_ns = device->begin_ns;
-    x.device_end_ns = device->end_ns;
-  }
-  if (work != nullptr && work->has) {
-    x.has_work = true;
-    x.work_bytes = work->bytes;
-    x.work_flops = work->flops;
-  }
-  return x;
+/// Keep one timeline record in `out` (as position out.records.size()).
+inline void append_tick_record(tick_records& out, const record& rec, const device_outcome* device, const joined_work* work) {
+  const std::uint64_t position = out.records.size();
+  out.records.push_back({rec.begin_ticks, rec.end_ticks, rec.site, rec.depth});
+  if (device != nullptr && device->status != device_status::not_timed)
+    out.device.push_back({position, device->status, device->device, device->stream, device->begin_ns, device->end_ns});
+  if (work != nullptr && work->has) out.work.push_back({position, work->bytes, work->flops});
 }
 
 /// The timeline's records of each thread of `view` into `raw.threads` (same order; descriptions filled
@@ -4804,9 +4849,10 @@ inline void read_timeline(const drain_state& d, const registry_view& view, const
       const auto it = position.find(e.thread);
       if (it == position.end()) return;
       raw_thread& th = raw.threads[it->second];
-      if (th.runs.empty() || th.runs.back().first_index + (th.records.size() - th.runs.back().position) != e.index)
-        th.runs.push_back({e.index, th.records.size()});
-      th.records.push_back(instance_of(e.rec, conv, &e.device, &e.work));
+      const std::uint64_t size = th.ticks.records.size();
+      if (th.runs.empty() || th.runs.back().first_index + (size - th.runs.back().position) != e.index)
+        th.runs.push_back({e.index, size});
+      append_tick_record(th.ticks, e.rec, &e.device, &e.work);
     });
   } else {
     for (std::size_t t = 0; t < view.threads.size(); ++t) {
@@ -4814,14 +4860,15 @@ inline void read_timeline(const drain_state& d, const registry_view& view, const
       if (it == d.threads.end()) continue;
       const record_store& kept = it->second.kept;
       raw_thread& th = raw.threads[t];
-      th.records.reserve(static_cast<std::size_t>(kept.size()));
+      th.ticks.records.reserve(static_cast<std::size_t>(kept.size()));
       kept.for_each([&](const record& rec, const device_outcome* device, const joined_work* work) {
-        th.records.push_back(instance_of(rec, conv, device, work));
+        append_tick_record(th.ticks, rec, device, work);
       });
       th.runs = kept.runs();
     }
   }
-  for (const raw_thread& th : raw.threads) raw.timeline.kept += th.records.size();
+  for (const raw_thread& th : raw.threads) raw.timeline.kept += th.size();
+  raw.ticks = conv;
   raw.timeline.policy = d.policy.text;
   raw.timeline.left_out = d.left_out;
   raw.device_unresolved = d.device_unresolved;
@@ -8010,8 +8057,325 @@ SCOPEPROF_NAMESPACE_END
 SCOPEPROF_DETAIL_COLD_END
 // ---- end scopeprof/impl/cupti.hpp ----
 // ---- begin scopeprof/impl/report.hpp ----
-// scopeprof: the report's cold code: duration_stats::of() and build_report() (raw snapshot to report).
+// scopeprof: the report's cold code: duration_stats::of(), build_report() (raw snapshot to report) and the
+// report's instances, built when first asked for.
 
+// ---- begin scopeprof/detail/report/deferred_instances.hpp ----
+// scopeprof: report builder: the instances of a report built when first asked for. collect() hands the
+// timeline over as 24-byte tick records (raw_snapshot.hpp) and its tables come from the fold, so nothing
+// in the report needs an instance until a writer or the program asks for report::instances(); building
+// them (the call tree, 128 bytes per instance) is most of what collect() would otherwise cost.
+
+// ---- begin scopeprof/detail/report/instances.hpp ----
+// scopeprof: report builder pass 1: one thread's post-order records become scope instances in pre-order,
+// with parents, depths, orphans and host self times (device self times come later, in self_times.hpp).
+
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// The call tree of one thread's records, by record index. The children of record i are
+/// kids[first[i] .. first[i] + count[i]) (one flat array: no vector per record).
+struct record_tree {
+  std::vector<std::uint32_t> kids;
+  std::vector<std::uint32_t> first;
+  std::vector<std::uint32_t> count;
+  std::vector<std::uint32_t> roots;  // top-level records and orphans, by begin time
+  std::vector<char> orphan;          // 1: its recorded parent is missing or does not contain it
+};
+
+inline bool record_contains(const raw_instance& outer, const raw_instance& inner) noexcept {
+  return outer.host_begin_ns <= inner.host_begin_ns && inner.host_end_ns <= outer.host_end_ns;
+}
+
+/// Siblings by begin time; at equal begin times, the shallower recorded depth first. Siblings that
+/// ended in order on one thread are mostly in that order already: checked first, sorted only if not.
+template <class It>
+inline void sort_records_by_begin(const std::vector<raw_instance>& recs, It first, It last) {
+  const auto before = [&](std::uint32_t a, std::uint32_t b) {
+    return recs[a].host_begin_ns != recs[b].host_begin_ns ? recs[a].host_begin_ns < recs[b].host_begin_ns
+                                                          : recs[a].depth < recs[b].depth;
+  };
+  if (!std::is_sorted(first, last, before)) std::stable_sort(first, last, before);
+}
+
+// Records arrive in post-order with their nesting level: a scope's children are the records one level
+// deeper that ended since the previous record at its own level. A child that does not lie inside the
+// adopting scope (its true parent was dropped) becomes an orphan root instead of being misattributed.
+inline record_tree link_records(const std::vector<raw_instance>& recs) {
+  const std::size_t n = recs.size();
+  record_tree t;
+  t.kids.reserve(n);
+  t.roots.reserve(n);  // pages are touched only as they fill
+  t.first.assign(n, 0);
+  t.count.assign(n, 0);
+  t.orphan.assign(n, 0);
+  std::vector<std::vector<std::uint32_t>> pending;  // by recorded depth
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const std::uint32_t d = recs[i].depth;
+    if (pending.size() < d + 2) pending.resize(d + 2);
+    for (std::size_t k = pending.size() - 1; k > d + 1; --k) {  // deeper than a child: parent lost
+      for (auto c : pending[k]) t.orphan[c] = 1, t.roots.push_back(c);
+      pending[k].clear();
+    }
+    t.first[i] = static_cast<std::uint32_t>(t.kids.size());
+    for (auto c : pending[d + 1]) {
+      if (record_contains(recs[i], recs[c])) t.kids.push_back(c);
+      else t.orphan[c] = 1, t.roots.push_back(c);
+    }
+    t.count[i] = static_cast<std::uint32_t>(t.kids.size() - t.first[i]);
+    pending[d + 1].clear();
+    if (d == 0) t.roots.push_back(i);  // nothing adopts a top-level record
+    else pending[d].push_back(i);
+  }
+  for (std::size_t k = 0; k < pending.size(); ++k)
+    for (auto c : pending[k]) {
+      if (k > 0) t.orphan[c] = 1;
+      t.roots.push_back(c);
+    }
+  sort_records_by_begin(recs, t.roots.begin(), t.roots.end());
+  return t;
+}
+
+inline scope_instance instance_of_record(const raw_instance& x, std::uint32_t thread) {
+  scope_instance s;
+  s.site = x.site;
+  s.thread = thread;
+  s.host_begin_ns = x.host_begin_ns;
+  s.host_end_ns = x.host_end_ns;
+  s.device = x.device;
+  s.device_id = x.device_id;
+  s.stream = x.stream;
+  s.device_begin_ns = x.device_begin_ns;
+  s.device_end_ns = x.device_end_ns;
+  s.has_work = x.has_work;
+  s.work_bytes = x.work_bytes;
+  s.work_flops = x.work_flops;
+  return s;
+}
+
+/// Append one thread's records to `out` in pre-order (siblings by begin time), each with its host self
+/// time (host total minus its children's); `instance_of[i]`, when asked for, becomes the index in `out`
+/// of record i. Returns the number of orphans.
+inline std::uint64_t append_thread_instances(const std::vector<raw_instance>& recs, std::uint32_t thread,
+                                             std::vector<scope_instance>& out,
+                                             std::vector<std::int64_t>* instance_of = nullptr) {
+  if (instance_of != nullptr) instance_of->assign(recs.size(), -1);
+  record_tree t = link_records(recs);
+  std::uint64_t orphans = 0;
+  // One root's subtree at a time, depth-first with an explicit stack: nesting may be deep.
+  struct frame {
+    std::uint32_t rec;
+    std::int64_t parent;
+    std::uint32_t depth;
+  };
+  std::vector<frame> stack;
+  for (const std::uint32_t root : t.roots) {
+    stack.push_back({root, -1, 0});
+    while (!stack.empty()) {
+      const frame f = stack.back();
+      stack.pop_back();
+      const auto index = static_cast<std::int64_t>(out.size());
+      out.push_back(instance_of_record(recs[f.rec], thread));
+      scope_instance& s = out.back();
+      s.parent = f.parent;
+      s.depth = f.depth;
+      s.orphan = t.orphan[f.rec] != 0;
+      s.host_self_ns = s.host_total_ns();
+      if (f.parent >= 0) out[static_cast<std::size_t>(f.parent)].host_self_ns -= s.host_total_ns();
+      orphans += s.orphan;
+      if (instance_of != nullptr) (*instance_of)[f.rec] = index;
+      const auto kids_begin = t.kids.begin() + t.first[f.rec];
+      const auto kids_end = kids_begin + t.count[f.rec];
+      sort_records_by_begin(recs, kids_begin, kids_end);
+      for (auto it = kids_end; it != kids_begin;) stack.push_back({*--it, index, f.depth + 1});
+    }
+  }
+  return orphans;
+}
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/report/instances.hpp ----
+// ---- begin scopeprof/detail/report/self_times.hpp ----
+// scopeprof: report builder pass 2: device self times of the instances (in pre-order; host self times come
+// with the instances, instances.hpp).
+
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <utility>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+using device_spans = std::vector<std::pair<std::int64_t, std::int64_t>>;  // (begin, end)
+
+/// Per instance, the spans of its nearest device-timed descendants on the same device and stream,
+/// whatever lies between (host-only, sampled-out or other-stream scopes).
+inline std::vector<device_spans> nearest_timed_child_spans(const std::vector<scope_instance>& in) {
+  std::vector<device_spans> child_spans(in.size());
+  // Instances are in pre-order: walk them with the chain of open ancestors and, per (device, stream), a
+  // stack of the timed ones among them, whose top is the nearest (linear in the instances, any depth).
+  using stream_key = std::pair<std::int32_t, std::uint64_t>;
+  std::map<stream_key, std::vector<std::size_t>> timed_ancestors;
+  std::vector<std::size_t> chain;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const auto& c = in[i];
+    while (!chain.empty() && (c.parent < 0 || chain.back() != static_cast<std::size_t>(c.parent))) {
+      const auto& gone = in[chain.back()];
+      if (gone.device == device_status::ok) timed_ancestors[{gone.device_id, gone.stream}].pop_back();
+      chain.pop_back();
+    }
+    if (c.device == device_status::ok) {
+      auto& stack = timed_ancestors[{c.device_id, c.stream}];
+      if (!stack.empty()) child_spans[stack.back()].push_back({c.device_begin_ns, c.device_end_ns});
+      stack.push_back(i);
+    }
+    chain.push_back(i);
+  }
+  return child_spans;
+}
+
+/// The length of the union of `spans`, each clipped to [begin, end].
+inline std::int64_t covered_ns(device_spans& spans, std::int64_t begin, std::int64_t end) {
+  std::sort(spans.begin(), spans.end());
+  std::int64_t covered = 0, cur_b = 0, cur_e = 0;
+  bool open = false;
+  for (auto sp : spans) {
+    const std::int64_t b = (std::max)(sp.first, begin);
+    const std::int64_t e = (std::min)(sp.second, end);
+    if (e <= b) continue;
+    if (open && b <= cur_e) {
+      cur_e = (std::max)(cur_e, e);
+    } else {
+      if (open) covered += cur_e - cur_b;
+      cur_b = b, cur_e = e, open = true;
+    }
+  }
+  if (open) covered += cur_e - cur_b;
+  return covered;
+}
+
+// Device self = span minus the union of the spans of its nearest device-timed descendants on the same
+// device and stream, whatever lies between (host-only, sampled-out or other-stream scopes): so the self
+// column of one stream adds up to the spans of its outermost scopes, and nothing is subtracted twice.
+inline void compute_device_self(std::vector<scope_instance>& in) {
+  std::vector<device_spans> child_spans = nearest_timed_child_spans(in);
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    auto& s = in[i];
+    if (s.device != device_status::ok) continue;
+    s.device_self_ns = s.device_span_ns() - covered_ns(child_spans[i], s.device_begin_ns, s.device_end_ns);
+  }
+}
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/report/self_times.hpp ----
+
+#include <cstdint>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+SCOPEPROF_NAMESPACE_BEGIN
+namespace detail {
+
+/// One thread's tick records as raw instances, host times through `conv`.
+inline std::vector<raw_instance> expand_tick_records(const tick_records& t, const tick_converter& conv) {
+  std::vector<raw_instance> out(t.records.size());
+  for (std::size_t i = 0; i < t.records.size(); ++i) {
+    const tick_record& r = t.records[i];
+    raw_instance& x = out[i];
+    x.site = r.site;
+    x.depth = r.depth;
+    x.host_begin_ns = conv.to_ns(r.begin_ticks);
+    x.host_end_ns = conv.to_ns(r.end_ticks);
+  }
+  for (const positioned_device& d : t.device) {
+    if (d.position >= out.size()) continue;
+    raw_instance& x = out[d.position];
+    x.device = d.status;
+    x.device_id = d.device;
+    x.stream = d.stream;
+    x.device_begin_ns = d.begin_ns;
+    x.device_end_ns = d.end_ns;
+  }
+  for (const positioned_work& w : t.work) {
+    if (w.position >= out.size()) continue;
+    raw_instance& x = out[w.position];
+    x.has_work = true;
+    x.work_bytes = w.bytes;
+    x.work_flops = w.flops;
+  }
+  return out;
+}
+
+/// Every thread's instances in report order (thread by thread, pre-order), with host and device self
+/// times. `orphans`: how many the call tree placed at the root.
+inline std::vector<scope_instance> instances_of_threads(std::vector<tick_records>& threads, const tick_converter& conv,
+                                                        std::uint64_t* orphans = nullptr) {
+  std::size_t total = 0;
+  bool any_device = false;
+  for (const tick_records& t : threads) {
+    total += t.records.size();
+    for (const positioned_device& d : t.device) any_device |= d.status == device_status::ok;
+  }
+  std::vector<scope_instance> out;
+  out.reserve(total);
+  std::uint64_t placed_at_root = 0;
+  for (std::size_t t = 0; t < threads.size(); ++t) {
+    const std::vector<raw_instance> recs = expand_tick_records(threads[t], conv);
+    threads[t] = tick_records();  // its memory back before the next thread's
+    placed_at_root += append_thread_instances(recs, static_cast<std::uint32_t>(t), out);
+  }
+  if (any_device) compute_device_self(out);
+  if (orphans != nullptr) *orphans = placed_at_root;
+  return out;
+}
+
+/// A report's instances, built once, on the first call of get(), from whichever thread makes it.
+class deferred_instances {
+ public:
+  deferred_instances(std::vector<tick_records> threads, const tick_converter& conv)
+      : threads_(std::move(threads)), conv_(conv) {}
+
+  /// The instances; empty if memory ran out building them (failed() then says so).
+  const std::vector<scope_instance>& get() noexcept {
+    try {
+      std::call_once(once_, [this]() noexcept {
+        try {
+          instances_ = instances_of_threads(threads_, conv_);
+        } catch (...) {
+          std::vector<scope_instance>().swap(instances_);
+          failed_ = true;
+        }
+        std::vector<tick_records>().swap(threads_);
+      });
+    } catch (...) {
+      failed_ = true;  // call_once itself could not run (no thread support): nothing was built
+    }
+    return instances_;
+  }
+  bool failed() const noexcept { return failed_; }
+
+ private:
+  std::once_flag once_;
+  std::vector<tick_records> threads_;
+  tick_converter conv_;
+  std::vector<scope_instance> instances_;
+  bool failed_ = false;
+};
+
+}  // namespace detail
+SCOPEPROF_NAMESPACE_END
+// ---- end scopeprof/detail/report/deferred_instances.hpp ----
 // ---- begin scopeprof/detail/report/stats.hpp ----
 // scopeprof: report builder helper: a streaming distribution as the report's duration_stats and histogram.
 
@@ -8512,6 +8876,29 @@ class path_index {
   std::unordered_map<std::uint64_t, std::size_t> index_;  // key: (parent node + 1) << 32 | name group
 };
 
+/// The host self time of each fold node in ns (by node id), so that a path's self and its children's
+/// totals add up to its total in ns as they do in ticks: its total, less its children's totals, less
+/// the time in children the tables do not hold (scopes forgotten by a reset() under a scope still open),
+/// each converted on its own. Converting the self sum alone could leave them 1 ns apart.
+inline std::vector<std::int64_t> fold_self_ns(const path_tree& t, double k) {
+  const auto ns = [k](std::int64_t v) { return k == 1.0 ? v : static_cast<std::int64_t>(static_cast<double>(v) * k + 0.5); };
+  const std::size_t n = std::size_t{t.size()} + 1;
+  std::vector<std::int64_t> child_ticks(n, 0), child_ns(n, 0), self(n, 0);
+  for (std::uint32_t id = 1; id <= t.size(); ++id) {
+    const path_tree::node& f = t.at(id);
+    if (f.parent == path_tree::root) continue;
+    child_ticks[f.parent] += f.stats.host_total.stats.sum;
+    child_ns[f.parent] += ns(f.stats.host_total.stats.sum);
+  }
+  for (std::uint32_t id = 1; id <= t.size(); ++id) {
+    const running_stats& total = t.at(id).stats.host_total.stats;
+    const running_stats& own = t.at(id).stats.host_self.stats;
+    const std::int64_t unheld = total.sum - own.sum - child_ticks[id];
+    self[id] = ns(total.sum) - child_ns[id] - ns(unheld);
+  }
+  return self;
+}
+
 /// The fold's host figures (and device ones, when it holds them) into the paths (its nodes come parent
 /// first).
 inline void add_fold_to_paths(const folded_paths& fold, path_index& index, path_nodes& p) {
@@ -8519,6 +8906,7 @@ inline void add_fold_to_paths(const folded_paths& fold, path_index& index, path_
   const double k = fold.ns_per_tick;
   const auto ns = [k](std::int64_t v) { return k == 1.0 ? v : static_cast<std::int64_t>(static_cast<double>(v) * k + 0.5); };
   std::vector<std::int64_t> node_of(std::size_t{t.size()} + 1, -1);
+  const std::vector<std::int64_t> self_ns = fold_self_ns(t, k);
   for (std::uint32_t id = 1; id <= t.size(); ++id) {
     const path_tree::node& f = t.at(id);
     const std::size_t n = index.node(node_of[f.parent], f.site, f.depth);
@@ -8526,11 +8914,15 @@ inline void add_fold_to_paths(const folded_paths& fold, path_index& index, path_
     tree_row& row = p.nodes[n].row;
     row.calls += f.stats.host_total.stats.count;
     row.host_total_ns += ns(f.stats.host_total.stats.sum);
-    row.host_self_ns += ns(f.stats.host_self.stats.sum);
+    row.host_self_ns += self_ns[id];
     p.nodes[n].dist.host.merge(f.stats.host_total);
     p.nodes[n].dist.host_self.merge(f.stats.host_self);
     p.nodes[n].dist.host_scale = k;
     row.work.merge(work_in_ns(f.stats.work, k));
+    if (fold.device) {
+      p.nodes[n].device_captured += f.stats.device_captured;
+      p.nodes[n].device_invalid += f.stats.device_invalid;
+    }
     if (fold.device && f.stats.device_total.stats.count != 0) {
       row.device_calls += f.stats.device_total.stats.count;
       row.device_total_ns += f.stats.device_total.stats.sum;
@@ -8557,8 +8949,10 @@ inline path_nodes sum_by_path(const std::vector<site_desc>& sites, const std::ve
     node_of[i] = n;
     add_to_tree_row(p.nodes[n].row, s, take);
     p.nodes[n].dist.add(s, take);
-    p.nodes[n].device_captured += s.device == device_status::captured;
-    p.nodes[n].device_invalid += s.device == device_status::invalid;
+    if (take.device) {
+      p.nodes[n].device_captured += s.device == device_status::captured;
+      p.nodes[n].device_invalid += s.device == device_status::invalid;
+    }
   }
   if (!take.host) add_fold_to_paths(*fold, index, p);
   for (auto& node : p.nodes) node.dist.store(node.row);
@@ -8650,141 +9044,6 @@ inline std::vector<flat_row> build_flat_rows(const std::vector<site_desc>& sites
 }  // namespace detail
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/detail/report/flat_rows.hpp ----
-// ---- begin scopeprof/detail/report/instances.hpp ----
-// scopeprof: report builder pass 1: one thread's post-order records become scope instances in pre-order,
-// with parents, depths, orphans and host self times (device self times come later, in self_times.hpp).
-
-
-#include <algorithm>
-#include <cstdint>
-#include <vector>
-
-SCOPEPROF_NAMESPACE_BEGIN
-namespace detail {
-
-/// The call tree of one thread's records, by record index. The children of record i are
-/// kids[first[i] .. first[i] + count[i]) (one flat array: no vector per record).
-struct record_tree {
-  std::vector<std::uint32_t> kids;
-  std::vector<std::uint32_t> first;
-  std::vector<std::uint32_t> count;
-  std::vector<std::uint32_t> roots;  // top-level records and orphans, by begin time
-  std::vector<char> orphan;          // 1: its recorded parent is missing or does not contain it
-};
-
-inline bool record_contains(const raw_instance& outer, const raw_instance& inner) noexcept {
-  return outer.host_begin_ns <= inner.host_begin_ns && inner.host_end_ns <= outer.host_end_ns;
-}
-
-/// Siblings by begin time; at equal begin times, the shallower recorded depth first. Siblings that
-/// ended in order on one thread are mostly in that order already: checked first, sorted only if not.
-template <class It>
-inline void sort_records_by_begin(const std::vector<raw_instance>& recs, It first, It last) {
-  const auto before = [&](std::uint32_t a, std::uint32_t b) {
-    return recs[a].host_begin_ns != recs[b].host_begin_ns ? recs[a].host_begin_ns < recs[b].host_begin_ns
-                                                          : recs[a].depth < recs[b].depth;
-  };
-  if (!std::is_sorted(first, last, before)) std::stable_sort(first, last, before);
-}
-
-// Records arrive in post-order with their nesting level: a scope's children are the records one level
-// deeper that ended since the previous record at its own level. A child that does not lie inside the
-// adopting scope (its true parent was dropped) becomes an orphan root instead of being misattributed.
-inline record_tree link_records(const std::vector<raw_instance>& recs) {
-  const std::size_t n = recs.size();
-  record_tree t;
-  t.kids.reserve(n);
-  t.roots.reserve(n);  // pages are touched only as they fill
-  t.first.assign(n, 0);
-  t.count.assign(n, 0);
-  t.orphan.assign(n, 0);
-  std::vector<std::vector<std::uint32_t>> pending;  // by recorded depth
-  for (std::uint32_t i = 0; i < n; ++i) {
-    const std::uint32_t d = recs[i].depth;
-    if (pending.size() < d + 2) pending.resize(d + 2);
-    for (std::size_t k = pending.size() - 1; k > d + 1; --k) {  // deeper than a child: parent lost
-      for (auto c : pending[k]) t.orphan[c] = 1, t.roots.push_back(c);
-      pending[k].clear();
-    }
-    t.first[i] = static_cast<std::uint32_t>(t.kids.size());
-    for (auto c : pending[d + 1]) {
-      if (record_contains(recs[i], recs[c])) t.kids.push_back(c);
-      else t.orphan[c] = 1, t.roots.push_back(c);
-    }
-    t.count[i] = static_cast<std::uint32_t>(t.kids.size() - t.first[i]);
-    pending[d + 1].clear();
-    if (d == 0) t.roots.push_back(i);  // nothing adopts a top-level record
-    else pending[d].push_back(i);
-  }
-  for (std::size_t k = 0; k < pending.size(); ++k)
-    for (auto c : pending[k]) {
-      if (k > 0) t.orphan[c] = 1;
-      t.roots.push_back(c);
-    }
-  sort_records_by_begin(recs, t.roots.begin(), t.roots.end());
-  return t;
-}
-
-inline scope_instance instance_of_record(const raw_instance& x, std::uint32_t thread) {
-  scope_instance s;
-  s.site = x.site;
-  s.thread = thread;
-  s.host_begin_ns = x.host_begin_ns;
-  s.host_end_ns = x.host_end_ns;
-  s.device = x.device;
-  s.device_id = x.device_id;
-  s.stream = x.stream;
-  s.device_begin_ns = x.device_begin_ns;
-  s.device_end_ns = x.device_end_ns;
-  s.has_work = x.has_work;
-  s.work_bytes = x.work_bytes;
-  s.work_flops = x.work_flops;
-  return s;
-}
-
-/// Append one thread's records to `out` in pre-order (siblings by begin time), each with its host self
-/// time (host total minus its children's); `instance_of[i]`, when asked for, becomes the index in `out`
-/// of record i. Returns the number of orphans.
-inline std::uint64_t append_thread_instances(const std::vector<raw_instance>& recs, std::uint32_t thread,
-                                             std::vector<scope_instance>& out,
-                                             std::vector<std::int64_t>* instance_of = nullptr) {
-  if (instance_of != nullptr) instance_of->assign(recs.size(), -1);
-  record_tree t = link_records(recs);
-  std::uint64_t orphans = 0;
-  // One root's subtree at a time, depth-first with an explicit stack: nesting may be deep.
-  struct frame {
-    std::uint32_t rec;
-    std::int64_t parent;
-    std::uint32_t depth;
-  };
-  std::vector<frame> stack;
-  for (const std::uint32_t root : t.roots) {
-    stack.push_back({root, -1, 0});
-    while (!stack.empty()) {
-      const frame f = stack.back();
-      stack.pop_back();
-      const auto index = static_cast<std::int64_t>(out.size());
-      out.push_back(instance_of_record(recs[f.rec], thread));
-      scope_instance& s = out.back();
-      s.parent = f.parent;
-      s.depth = f.depth;
-      s.orphan = t.orphan[f.rec] != 0;
-      s.host_self_ns = s.host_total_ns();
-      if (f.parent >= 0) out[static_cast<std::size_t>(f.parent)].host_self_ns -= s.host_total_ns();
-      orphans += s.orphan;
-      if (instance_of != nullptr) (*instance_of)[f.rec] = index;
-      const auto kids_begin = t.kids.begin() + t.first[f.rec];
-      const auto kids_end = kids_begin + t.count[f.rec];
-      sort_records_by_begin(recs, kids_begin, kids_end);
-      for (auto it = kids_end; it != kids_begin;) stack.push_back({*--it, index, f.depth + 1});
-    }
-  }
-  return orphans;
-}
-
-}  // namespace detail
-SCOPEPROF_NAMESPACE_END
-// ---- end scopeprof/detail/report/instances.hpp ----
 // ---- begin scopeprof/detail/report/kernel_summary.hpp ----
 // scopeprof: report builder pass 4 (CUPTI evidence valid only): the kernel summary, one row per (scope
 // name, kernel name), heaviest total first.
@@ -8850,83 +9109,6 @@ inline std::vector<kernel_summary_row> build_kernel_summary(const std::vector<si
 }  // namespace detail
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/detail/report/kernel_summary.hpp ----
-// ---- begin scopeprof/detail/report/self_times.hpp ----
-// scopeprof: report builder pass 2: device self times of the instances (in pre-order; host self times come
-// with the instances, instances.hpp).
-
-
-#include <algorithm>
-#include <cstdint>
-#include <map>
-#include <utility>
-#include <vector>
-
-SCOPEPROF_NAMESPACE_BEGIN
-namespace detail {
-
-using device_spans = std::vector<std::pair<std::int64_t, std::int64_t>>;  // (begin, end)
-
-/// Per instance, the spans of its nearest device-timed descendants on the same device and stream,
-/// whatever lies between (host-only, sampled-out or other-stream scopes).
-inline std::vector<device_spans> nearest_timed_child_spans(const std::vector<scope_instance>& in) {
-  std::vector<device_spans> child_spans(in.size());
-  // Instances are in pre-order: walk them with the chain of open ancestors and, per (device, stream), a
-  // stack of the timed ones among them, whose top is the nearest (linear in the instances, any depth).
-  using stream_key = std::pair<std::int32_t, std::uint64_t>;
-  std::map<stream_key, std::vector<std::size_t>> timed_ancestors;
-  std::vector<std::size_t> chain;
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    const auto& c = in[i];
-    while (!chain.empty() && (c.parent < 0 || chain.back() != static_cast<std::size_t>(c.parent))) {
-      const auto& gone = in[chain.back()];
-      if (gone.device == device_status::ok) timed_ancestors[{gone.device_id, gone.stream}].pop_back();
-      chain.pop_back();
-    }
-    if (c.device == device_status::ok) {
-      auto& stack = timed_ancestors[{c.device_id, c.stream}];
-      if (!stack.empty()) child_spans[stack.back()].push_back({c.device_begin_ns, c.device_end_ns});
-      stack.push_back(i);
-    }
-    chain.push_back(i);
-  }
-  return child_spans;
-}
-
-/// The length of the union of `spans`, each clipped to [begin, end].
-inline std::int64_t covered_ns(device_spans& spans, std::int64_t begin, std::int64_t end) {
-  std::sort(spans.begin(), spans.end());
-  std::int64_t covered = 0, cur_b = 0, cur_e = 0;
-  bool open = false;
-  for (auto sp : spans) {
-    const std::int64_t b = (std::max)(sp.first, begin);
-    const std::int64_t e = (std::min)(sp.second, end);
-    if (e <= b) continue;
-    if (open && b <= cur_e) {
-      cur_e = (std::max)(cur_e, e);
-    } else {
-      if (open) covered += cur_e - cur_b;
-      cur_b = b, cur_e = e, open = true;
-    }
-  }
-  if (open) covered += cur_e - cur_b;
-  return covered;
-}
-
-// Device self = span minus the union of the spans of its nearest device-timed descendants on the same
-// device and stream, whatever lies between (host-only, sampled-out or other-stream scopes): so the self
-// column of one stream adds up to the spans of its outermost scopes, and nothing is subtracted twice.
-inline void compute_device_self(std::vector<scope_instance>& in) {
-  std::vector<device_spans> child_spans = nearest_timed_child_spans(in);
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    auto& s = in[i];
-    if (s.device != device_status::ok) continue;
-    s.device_self_ns = s.device_span_ns() - covered_ns(child_spans[i], s.device_begin_ns, s.device_end_ns);
-  }
-}
-
-}  // namespace detail
-SCOPEPROF_NAMESPACE_END
-// ---- end scopeprof/detail/report/self_times.hpp ----
 // ---- begin scopeprof/detail/report/steps.hpp ----
 // scopeprof: report builder pass: the steps. next_step() marks, from any thread, in the order of their
 // process-wide sequence numbers; step N runs from mark N to mark N + 1. A gap in the numbers (a mark lost
@@ -9012,6 +9194,7 @@ SCOPEPROF_NAMESPACE_END
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -9031,6 +9214,54 @@ class report_builder {
     r.origin_ns_ = raw.origin_ns;
     r.work_ = raw.work;
     r.peaks_ = std::move(raw.peaks);
+    for (const raw_thread& th : raw.threads) r.threads_.push_back(th.desc);
+    if (!raw.folded.present) {
+      std::size_t total = 0;
+      for (const raw_thread& th : raw.threads) total += th.size();
+      r.timeline_.kept = total;  // a snapshot built by hand: its records are the timeline
+    }
+    // With the fold, the tables need no instance: unless CUPTI records must be attributed to them, they
+    // are built when first asked for.
+    std::vector<std::int32_t> devices;  // those the deferred instances name
+    if (raw.folded.present && !r.sources_.cupti_valid && every_thread_in_ticks(raw)) devices = defer_instances(raw, r);
+    else build_instances(raw, r);
+    if (raw.folded.present) r.orphans_ = raw.folded.orphans;
+    path_nodes paths = sum_by_path(r.sites_, r.instances_, &raw.folded);
+    r.flat_ = build_flat_rows(r.sites_, paths);
+    r.tree_ = lay_out_paths(paths);
+    r.steps_ = build_steps(raw.steps, raw.steps_lost, r.step_stats_);
+    r.process_ = process_of(raw, r, devices);
+    return r;
+  }
+
+ private:
+  static bool every_thread_in_ticks(const raw_snapshot& raw) noexcept {
+    for (const raw_thread& th : raw.threads)
+      if (!th.records.empty()) return false;
+    return true;
+  }
+
+  /// The instances left for report::instances() to build; returns the devices they name.
+  static std::vector<std::int32_t> defer_instances(raw_snapshot& raw, report& r) {
+    std::vector<std::int32_t> devices;
+    std::vector<tick_records> threads;
+    threads.reserve(raw.threads.size());
+    for (raw_thread& th : raw.threads) {
+      for (const positioned_device& d : th.ticks.device)
+        if (d.device >= 0) devices.push_back(d.device);
+      threads.push_back(std::move(th.ticks));
+    }
+    r.deferred_ = std::make_shared<deferred_instances>(std::move(threads), raw.ticks);
+    return devices;
+  }
+
+  /// The instances now (self times, CUPTI attribution and kernel summary included).
+  static void build_instances(raw_snapshot& raw, report& r) {
+    for (raw_thread& th : raw.threads)
+      if (th.records.empty() && !th.ticks.records.empty()) {
+        th.records = expand_tick_records(th.ticks, raw.ticks);
+        th.ticks = tick_records();
+      }
     // instance_of[t][i]: the instance of record i of thread t (CUPTI records name their scope so; only
     // filled when there are CUPTI records).
     std::vector<std::vector<std::int64_t>> instance_of(raw.threads.size());
@@ -9041,9 +9272,7 @@ class report_builder {
       for (const auto& x : th.records) any_device |= x.device == device_status::ok;
     }
     r.instances_.reserve(total);
-    if (!raw.folded.present) r.timeline_.kept = total;  // a snapshot built by hand: its records are the timeline
     for (std::size_t t = 0; t < raw.threads.size(); ++t) {
-      r.threads_.push_back(raw.threads[t].desc);
       r.orphans_ += append_thread_instances(raw.threads[t].records, static_cast<std::uint32_t>(t), r.instances_,
                                             r.sources_.cupti_valid ? &instance_of[t] : nullptr);
       std::vector<raw_instance>().swap(raw.threads[t].records);
@@ -9057,20 +9286,13 @@ class report_builder {
           build_kernel_summary(r.sites_, r.instances_, r.activities_, r.activity_names_, r.activity_demangled_);
     }
     if (any_device) compute_device_self(r.instances_);
-    if (raw.folded.present) r.orphans_ = raw.folded.orphans;
-    path_nodes paths = sum_by_path(r.sites_, r.instances_, &raw.folded);
-    r.flat_ = build_flat_rows(r.sites_, paths);
-    r.tree_ = lay_out_paths(paths);
-    r.steps_ = build_steps(raw.steps, raw.steps_lost, r.step_stats_);
-    r.process_ = process_of(raw, r);
-    return r;
   }
 
- private:
   /// The snapshot's process (collect() fills it; a snapshot built by hand gets this process's), with
-  /// every device a kept scope or a CUPTI record names.
-  static process_desc process_of(raw_snapshot& raw, const report& r) {
+  /// every device a kept scope (`deferred`: those of instances not built yet) or a CUPTI record names.
+  static process_desc process_of(raw_snapshot& raw, const report& r, const std::vector<std::int32_t>& deferred) {
     process_desc p = raw.process.pid != 0 ? std::move(raw.process) : current_process(raw.origin_ns);
+    p.devices.insert(p.devices.end(), deferred.begin(), deferred.end());
     for (const auto& x : r.instances_)
       if (x.device_id >= 0) p.devices.push_back(x.device_id);
     for (const auto& a : r.activities_)
@@ -9098,6 +9320,16 @@ SCOPEPROF_API duration_stats duration_stats::of(std::vector<std::int64_t> values
 }
 
 SCOPEPROF_API report detail::build_report(raw_snapshot raw) { return report_builder::build(std::move(raw)); }
+
+SCOPEPROF_API const std::vector<scope_instance>& report::instances() const noexcept {
+  return deferred_ == nullptr ? instances_ : deferred_->get();
+}
+
+SCOPEPROF_API bool report::instances_lost() const noexcept {
+  if (deferred_ == nullptr) return false;
+  deferred_->get();
+  return deferred_->failed();
+}
 
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/impl/report.hpp ----
@@ -12679,11 +12911,20 @@ inline void print_tables(const report& rep, std::ostream& out) {
 SCOPEPROF_NAMESPACE_END
 // ---- end scopeprof/format/table.hpp ----
 
+#include <new>
 #include <ostream>
 #include <sstream>
 #include <string>
 
 SCOPEPROF_NAMESPACE_BEGIN
+
+namespace detail {
+/// The writers of per-instance outputs fail ("out of memory") rather than write a file without the
+/// instances that could not be built.
+inline void require_instances(const report& r) {
+  if (r.instances_lost()) throw std::bad_alloc();
+}
+}  // namespace detail
 
 SCOPEPROF_API void report::print(std::ostream& out) const { detail::print_tables(*this, out); }
 
@@ -12721,7 +12962,10 @@ SCOPEPROF_API std::string report::chrome_trace() const {
 
 SCOPEPROF_API write_result report::write_chrome_trace(const std::string& path) const {
   return detail::write_to_path(detail::expand_path_template(path, process_), "Chrome trace",
-                               [this](detail::output_sink& sink) { detail::serialize_chrome_trace(*this, sink); });
+                               [this](detail::output_sink& sink) {
+                                 detail::require_instances(*this);
+                                 detail::serialize_chrome_trace(*this, sink);
+                               });
 }
 
 SCOPEPROF_API std::string report::speedscope() const {
@@ -12732,7 +12976,10 @@ SCOPEPROF_API std::string report::speedscope() const {
 
 SCOPEPROF_API write_result report::write_speedscope(const std::string& path) const {
   return detail::write_to_path(detail::expand_path_template(path, process_), "speedscope profile",
-                               [this](detail::output_sink& sink) { detail::serialize_speedscope(*this, sink); });
+                               [this](detail::output_sink& sink) {
+                                 detail::require_instances(*this);
+                                 detail::serialize_speedscope(*this, sink);
+                               });
 }
 
 SCOPEPROF_API std::string report::html() const {
@@ -12742,7 +12989,10 @@ SCOPEPROF_API std::string report::html() const {
 }
 
 SCOPEPROF_API write_result report::write_html(const std::string& path) const {
-  return detail::write_to_path(detail::expand_path_template(path, process_), "HTML report", [this](detail::output_sink& sink) { detail::serialize_html(*this, sink); });
+  return detail::write_to_path(detail::expand_path_template(path, process_), "HTML report", [this](detail::output_sink& sink) {
+                                 detail::require_instances(*this);
+                                 detail::serialize_html(*this, sink);
+                               });
 }
 
 SCOPEPROF_NAMESPACE_END
@@ -13253,9 +13503,9 @@ inline void fill_snapshot(const registry& r, const registry_view& view, const ti
   }
   const drain_state& d = the_drain();
   read_timeline(d, view, conv, raw);
-  // While the timeline holds every scope since reset(), the tables come from its records (to the ns of
-  // each instance); once it has left scopes out, their host figures come from the fold.
-  if (raw.timeline.left_out > 0) snapshot_fold(d, view, conv.kind == clock_kind::steady ? 1.0 : conv.ns_per_tick, raw.folded);
+  // The tables come from the fold (every scope since reset(), whatever the timeline kept): the report
+  // needs no instance for them, so instances() can be built when first asked for.
+  snapshot_fold(d, view, conv.kind == clock_kind::steady ? 1.0 : conv.ns_per_tick, raw.folded);
   const collect_context ctx{view, conv};
   for_each_backend([&](const backend_hooks& b) {
     if (b.collect != nullptr) b.collect(raw, ctx);

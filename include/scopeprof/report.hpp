@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@ namespace detail {
 struct raw_snapshot;
 class report_builder;
 class report_loader;
+class deferred_instances;
 }  // namespace detail
 
 /// @brief An immutable snapshot of finished scopes; every writer is a pure function of it.
@@ -31,8 +33,13 @@ class report {
   const timeline_counts& timeline() const noexcept { return timeline_; }
   const std::vector<site_desc>& sites() const noexcept { return sites_; }
   const std::vector<thread_desc>& threads() const noexcept { return threads_; }
-  /// Pre-order per thread: a parent comes before its children, siblings by begin time.
-  const std::vector<scope_instance>& instances() const noexcept { return instances_; }
+  /// Pre-order per thread: a parent comes before its children, siblings by begin time. collect() leaves
+  /// them to be built on the first call (from any thread, once; the tables never need them), so that
+  /// call costs what collect() saved. If memory runs out building them, the list is empty and
+  /// instances_lost() says so.
+  const std::vector<scope_instance>& instances() const noexcept;
+  /// True when the timeline kept instances that instances() could not build (out of memory).
+  bool instances_lost() const noexcept;
   const std::vector<flat_row>& flat() const noexcept { return flat_; }
   /// Depth-first: a row is followed by its children, heaviest host total first.
   const std::vector<tree_row>& tree() const noexcept { return tree_; }
@@ -110,6 +117,7 @@ class report {
   std::vector<site_desc> sites_;
   std::vector<thread_desc> threads_;
   std::vector<scope_instance> instances_;
+  std::shared_ptr<detail::deferred_instances> deferred_;  // set: instances() builds them (copies share it)
   std::vector<flat_row> flat_;
   std::vector<tree_row> tree_;
   evidence sources_;

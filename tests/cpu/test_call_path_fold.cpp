@@ -12,6 +12,7 @@
 #include <random>
 #include <string>
 #include <vector>
+#include "doctest_checks.hpp"  // last: doctest's CHECK, not glog's (unity build)
 
 namespace {
 

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include "doctest_checks.hpp"  // last: doctest's CHECK, not glog's (unity build)
 
 namespace {
 

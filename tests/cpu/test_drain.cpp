@@ -24,6 +24,7 @@
 #if defined(__unix__)
 #include <sys/wait.h>
 #include <unistd.h>
+#include "doctest_checks.hpp"  // last: doctest's CHECK, not glog's (unity build)
 #endif
 
 namespace {

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include <unistd.h>
+#include "doctest_checks.hpp"  // last: doctest's CHECK, not glog's (unity build)
 
 namespace {
 

@@ -15,6 +15,7 @@
 #include <string>
 
 #include <unistd.h>
+#include "doctest_checks.hpp"  // last: doctest's CHECK, not glog's (unity build)
 
 static_assert(SCOPEPROF_WITH_ZLIB == 0, "this test needs a build without zlib");
 

@@ -28,6 +28,7 @@
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "doctest_checks.hpp"  // last: doctest's CHECK, not glog's (unity build)
 
 extern char** environ;
 

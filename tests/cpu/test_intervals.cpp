@@ -17,6 +17,7 @@
 #include <string>
 #include <thread>
 #include <vector>
+#include "doctest_checks.hpp"  // last: doctest's CHECK, not glog's (unity build)
 
 namespace {
 

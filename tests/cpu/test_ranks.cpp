@@ -18,6 +18,7 @@
 #include <string>
 #include <utility>
 #include <vector>
+#include "doctest_checks.hpp"  // last: doctest's CHECK, not glog's (unity build)
 
 namespace {
 

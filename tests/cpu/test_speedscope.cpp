@@ -22,6 +22,7 @@
 #include <vector>
 
 #include <unistd.h>
+#include "doctest_checks.hpp"  // last: doctest's CHECK, not glog's (unity build)
 
 namespace {
 

@@ -12,6 +12,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include "doctest_checks.hpp"  // last: doctest's CHECK, not glog's (unity build)
 
 namespace {
 

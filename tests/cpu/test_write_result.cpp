@@ -12,6 +12,7 @@
 #include <utility>
 
 #include <unistd.h>
+#include "doctest_checks.hpp"  // last: doctest's CHECK, not glog's (unity build)
 
 namespace {
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 #include <vector>
+#include "doctest_checks.hpp"  // last: doctest's CHECK, not glog's (unity build)
 
 namespace {
 

@@ -42,8 +42,12 @@ struct path_stats {
   distribution device_total;
   distribution device_self;
   declared_work work;
+  std::uint64_t device_captured = 0;  // scopes whose device time could not be measured: in a graph capture
+  std::uint64_t device_invalid = 0;   // ... or after a CUDA error
   void merge(const path_stats& o) noexcept {
     work.merge(o.work);
+    device_captured += o.device_captured;
+    device_invalid += o.device_invalid;
     host_total.merge(o.host_total);
     host_self.merge(o.host_self);
     if (o.device_total.stats.count != 0) {
@@ -57,6 +61,7 @@ struct path_stats {
     device_total.clear();
     device_self.clear();
     work = declared_work{};
+    device_captured = device_invalid = 0;
   }
 };
 
@@ -165,6 +170,8 @@ struct fold_input {
   std::int64_t device_end_ns = 0;
   bool has_work = false;  // it declared work (work_match.hpp)
   bool unmeasured = false;  // its device time exists but could not be measured (captured, CUDA error)
+  bool captured = false;    // its device time is n/a: inside a graph capture
+  bool invalid = false;     // ... or a CUDA error
   double work_bytes = 0;
   double work_flops = 0;
 };
@@ -226,6 +233,8 @@ class thread_fold {
     path_stats& s = target.at(id).stats;
     s.host_total.add(total);
     s.host_self.add(self);
+    s.device_captured += r.captured;
+    s.device_invalid += r.invalid;
     if (r.timed) {
       const std::int64_t span = r.device_end_ns - r.device_begin_ns;
       const std::int64_t covered = adopted ? children.device.take(r.device, r.stream) : 0;

@@ -74,8 +74,10 @@ inline device_outcome outcome_of(const device_record& x) noexcept {
   return out;
 }
 
-/// `in` with the span of `out`, when it has one.
+/// `in` with the span of `out`, when it has one, or why it has none.
 inline void add_span(fold_input& in, const device_outcome& out) noexcept {
+  in.captured = out.status == device_status::captured;
+  in.invalid = out.status == device_status::invalid;
   if (out.status != device_status::ok) return;
   in.timed = true;
   in.device = out.device;

@@ -326,26 +326,13 @@ inline void snapshot_fold(const drain_state& d, const registry_view& view, doubl
   }
 }
 
-inline raw_instance instance_of(const record& rec, const tick_converter& conv, const device_outcome* device,
-                                const joined_work* work) {
-  raw_instance x;
-  x.site = rec.site;
-  x.depth = rec.depth;
-  x.host_begin_ns = conv.to_ns(rec.begin_ticks);
-  x.host_end_ns = conv.to_ns(rec.end_ticks);
-  if (device != nullptr) {
-    x.device = device->status;
-    x.device_id = device->device;
-    x.stream = device->stream;
-    x.device_begin_ns = device->begin_ns;
-    x.device_end_ns = device->end_ns;
-  }
-  if (work != nullptr && work->has) {
-    x.has_work = true;
-    x.work_bytes = work->bytes;
-    x.work_flops = work->flops;
-  }
-  return x;
+/// Keep one timeline record in `out` (as position out.records.size()).
+inline void append_tick_record(tick_records& out, const record& rec, const device_outcome* device, const joined_work* work) {
+  const std::uint64_t position = out.records.size();
+  out.records.push_back({rec.begin_ticks, rec.end_ticks, rec.site, rec.depth});
+  if (device != nullptr && device->status != device_status::not_timed)
+    out.device.push_back({position, device->status, device->device, device->stream, device->begin_ns, device->end_ns});
+  if (work != nullptr && work->has) out.work.push_back({position, work->bytes, work->flops});
 }
 
 /// The timeline's records of each thread of `view` into `raw.threads` (same order; descriptions filled
@@ -358,9 +345,10 @@ inline void read_timeline(const drain_state& d, const registry_view& view, const
       const auto it = position.find(e.thread);
       if (it == position.end()) return;
       raw_thread& th = raw.threads[it->second];
-      if (th.runs.empty() || th.runs.back().first_index + (th.records.size() - th.runs.back().position) != e.index)
-        th.runs.push_back({e.index, th.records.size()});
-      th.records.push_back(instance_of(e.rec, conv, &e.device, &e.work));
+      const std::uint64_t size = th.ticks.records.size();
+      if (th.runs.empty() || th.runs.back().first_index + (size - th.runs.back().position) != e.index)
+        th.runs.push_back({e.index, size});
+      append_tick_record(th.ticks, e.rec, &e.device, &e.work);
     });
   } else {
     for (std::size_t t = 0; t < view.threads.size(); ++t) {
@@ -368,14 +356,15 @@ inline void read_timeline(const drain_state& d, const registry_view& view, const
       if (it == d.threads.end()) continue;
       const record_store& kept = it->second.kept;
       raw_thread& th = raw.threads[t];
-      th.records.reserve(static_cast<std::size_t>(kept.size()));
+      th.ticks.records.reserve(static_cast<std::size_t>(kept.size()));
       kept.for_each([&](const record& rec, const device_outcome* device, const joined_work* work) {
-        th.records.push_back(instance_of(rec, conv, device, work));
+        append_tick_record(th.ticks, rec, device, work);
       });
       th.runs = kept.runs();
     }
   }
-  for (const raw_thread& th : raw.threads) raw.timeline.kept += th.records.size();
+  for (const raw_thread& th : raw.threads) raw.timeline.kept += th.size();
+  raw.ticks = conv;
   raw.timeline.policy = d.policy.text;
   raw.timeline.left_out = d.left_out;
   raw.device_unresolved = d.device_unresolved;

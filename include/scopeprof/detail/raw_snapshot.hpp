@@ -3,10 +3,12 @@
 // build_report() (the builder, report_builder.hpp) turns it into a report. Neither side sees the other.
 #pragma once
 
+#include <scopeprof/clock.hpp>
 #include <scopeprof/config.hpp>
 #include <scopeprof/detail/call_path_fold.hpp>
 #include <scopeprof/report_types.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -30,6 +32,40 @@ struct raw_instance {
   bool has_work = false;  // declared work (PROF_SCOPE_WORK, add_work), summed over its declarations
   double work_bytes = 0;
   double work_flops = 0;
+};
+
+/// A kept record as the timeline holds it, before conversion: host times in the recorder's ticks.
+struct tick_record {
+  std::uint64_t begin_ticks = 0;
+  std::uint64_t end_ticks = 0;
+  std::uint32_t site = 0;
+  std::uint32_t depth = 0;
+};
+
+/// The device outcome of the tick_record at `position` (only records that have one).
+struct positioned_device {
+  std::uint64_t position = 0;
+  device_status status = device_status::not_timed;
+  std::int32_t device = -1;
+  std::uint64_t stream = 0;
+  std::int64_t begin_ns = 0;
+  std::int64_t end_ns = 0;
+};
+
+/// The declared work of the tick_record at `position` (only records that declared some).
+struct positioned_work {
+  std::uint64_t position = 0;
+  double bytes = 0;
+  double flops = 0;
+};
+
+/// One thread's timeline as collect() copies it: 24 bytes a record, the few device outcomes and work
+/// declarations beside them. They become raw_instances (raw_snapshot::ticks converts the host times)
+/// only when the report's instances are first asked for.
+struct tick_records {
+  std::vector<tick_record> records;
+  std::vector<positioned_device> device;  // by ascending position
+  std::vector<positioned_work> work;      // by ascending position
 };
 
 /// A CUPTI record as collect() attributes it: thread = position in raw_snapshot::threads, record =
@@ -70,14 +106,18 @@ struct record_run {
 
 struct raw_thread {
   thread_desc desc;
-  std::vector<raw_instance> records;  // in the order scopes ended (post-order)
+  std::vector<raw_instance> records;  // in the order scopes ended (post-order); a snapshot built by hand
+  tick_records ticks;                 // the same, as collect() fills it (a thread has one or the other)
   /// The log indices of `records`, as runs (one run when the timeline kept every scope since the reset).
   /// Empty: records[i] has index i (a snapshot built by hand).
   std::vector<record_run> runs;
 
+  /// How many records the thread has, in either form.
+  std::size_t size() const noexcept { return records.empty() ? ticks.records.size() : records.size(); }
+
   /// The position in `records` of the record with this log index, or -1 when the timeline does not hold it.
   std::int64_t position_of(std::uint64_t index) const noexcept {
-    if (runs.empty()) return index < records.size() ? static_cast<std::int64_t>(index) : -1;
+    if (runs.empty()) return index < size() ? static_cast<std::int64_t>(index) : -1;
     std::size_t lo = 0, hi = runs.size();  // the last run whose first_index <= index
     while (hi - lo > 1) {
       const std::size_t mid = lo + (hi - lo) / 2;
@@ -85,16 +125,15 @@ struct raw_thread {
     }
     const record_run& r = runs[lo];
     if (index < r.first_index) return -1;
-    const std::uint64_t end = lo + 1 < runs.size() ? runs[lo + 1].position : records.size();
+    const std::uint64_t end = lo + 1 < runs.size() ? runs[lo + 1].position : size();
     const std::uint64_t pos = r.position + (index - r.first_index);
     return pos < end ? static_cast<std::int64_t>(pos) : -1;
   }
 };
 
-/// The tables' host figures folded from every scope recorded since the last reset(), whether or not the
+/// The tables' figures folded from every scope recorded since the last reset(), whether or not the
 /// timeline kept it (call_path_fold.hpp). Host durations are in host clock ticks: ns = ticks *
-/// ns_per_tick; device spans in ns. collect() fills it only when the timeline has left scopes out:
-/// otherwise the records hold every scope.
+/// ns_per_tick; device spans in ns. collect() always fills it; a snapshot built by hand may leave it out.
 struct folded_paths {
   bool present = false;  // false: the tables come from the records alone
   bool device = false;   // true: every resolved device span was folded too; the tables' device span and
@@ -110,6 +149,7 @@ struct raw_snapshot {
   scope_counts counts;
   evidence sources;
   std::int64_t origin_ns = 0;  // the process's time zero for traces
+  tick_converter ticks;        // host ticks to ns, for the threads' tick_records
   process_desc process;        // rank, host, pid, wall clock (pid 0: the builder fills in this process)
   std::string warnings;        // lines the report prints in its header
   std::vector<raw_activity> activities;  // CUPTI records (used only when sources.cupti_valid)

@@ -152,9 +152,9 @@ inline void fill_snapshot(const registry& r, const registry_view& view, const ti
   }
   const drain_state& d = the_drain();
   read_timeline(d, view, conv, raw);
-  // While the timeline holds every scope since reset(), the tables come from its records (to the ns of
-  // each instance); once it has left scopes out, their host figures come from the fold.
-  if (raw.timeline.left_out > 0) snapshot_fold(d, view, conv.kind == clock_kind::steady ? 1.0 : conv.ns_per_tick, raw.folded);
+  // The tables come from the fold (every scope since reset(), whatever the timeline kept): the report
+  // needs no instance for them, so instances() can be built when first asked for.
+  snapshot_fold(d, view, conv.kind == clock_kind::steady ? 1.0 : conv.ns_per_tick, raw.folded);
   const collect_context ctx{view, conv};
   for_each_backend([&](const backend_hooks& b) {
     if (b.collect != nullptr) b.collect(raw, ctx);

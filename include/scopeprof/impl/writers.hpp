@@ -14,11 +14,20 @@
 #include <scopeprof/format/table.hpp>
 #include <scopeprof/report.hpp>
 
+#include <new>
 #include <ostream>
 #include <sstream>
 #include <string>
 
 SCOPEPROF_NAMESPACE_BEGIN
+
+namespace detail {
+/// The writers of per-instance outputs fail ("out of memory") rather than write a file without the
+/// instances that could not be built.
+inline void require_instances(const report& r) {
+  if (r.instances_lost()) throw std::bad_alloc();
+}
+}  // namespace detail
 
 SCOPEPROF_API void report::print(std::ostream& out) const { detail::print_tables(*this, out); }
 
@@ -56,7 +65,10 @@ SCOPEPROF_API std::string report::chrome_trace() const {
 
 SCOPEPROF_API write_result report::write_chrome_trace(const std::string& path) const {
   return detail::write_to_path(detail::expand_path_template(path, process_), "Chrome trace",
-                               [this](detail::output_sink& sink) { detail::serialize_chrome_trace(*this, sink); });
+                               [this](detail::output_sink& sink) {
+                                 detail::require_instances(*this);
+                                 detail::serialize_chrome_trace(*this, sink);
+                               });
 }
 
 SCOPEPROF_API std::string report::speedscope() const {
@@ -67,7 +79,10 @@ SCOPEPROF_API std::string report::speedscope() const {
 
 SCOPEPROF_API write_result report::write_speedscope(const std::string& path) const {
   return detail::write_to_path(detail::expand_path_template(path, process_), "speedscope profile",
-                               [this](detail::output_sink& sink) { detail::serialize_speedscope(*this, sink); });
+                               [this](detail::output_sink& sink) {
+                                 detail::require_instances(*this);
+                                 detail::serialize_speedscope(*this, sink);
+                               });
 }
 
 SCOPEPROF_API std::string report::html() const {
@@ -77,7 +92,10 @@ SCOPEPROF_API std::string report::html() const {
 }
 
 SCOPEPROF_API write_result report::write_html(const std::string& path) const {
-  return detail::write_to_path(detail::expand_path_template(path, process_), "HTML report", [this](detail::output_sink& sink) { detail::serialize_html(*this, sink); });
+  return detail::write_to_path(detail::expand_path_template(path, process_), "HTML report", [this](detail::output_sink& sink) {
+                                 detail::require_instances(*this);
+                                 detail::serialize_html(*this, sink);
+                               });
 }
 
 SCOPEPROF_NAMESPACE_END

@@ -93,6 +93,29 @@ class path_index {
   std::unordered_map<std::uint64_t, std::size_t> index_;  // key: (parent node + 1) << 32 | name group
 };
 
+/// The host self time of each fold node in ns (by node id), so that a path's self and its children's
+/// totals add up to its total in ns as they do in ticks: its total, less its children's totals, less
+/// the time in children the tables do not hold (scopes forgotten by a reset() under a scope still open),
+/// each converted on its own. Converting the self sum alone could leave them 1 ns apart.
+inline std::vector<std::int64_t> fold_self_ns(const path_tree& t, double k) {
+  const auto ns = [k](std::int64_t v) { return k == 1.0 ? v : static_cast<std::int64_t>(static_cast<double>(v) * k + 0.5); };
+  const std::size_t n = std::size_t{t.size()} + 1;
+  std::vector<std::int64_t> child_ticks(n, 0), child_ns(n, 0), self(n, 0);
+  for (std::uint32_t id = 1; id <= t.size(); ++id) {
+    const path_tree::node& f = t.at(id);
+    if (f.parent == path_tree::root) continue;
+    child_ticks[f.parent] += f.stats.host_total.stats.sum;
+    child_ns[f.parent] += ns(f.stats.host_total.stats.sum);
+  }
+  for (std::uint32_t id = 1; id <= t.size(); ++id) {
+    const running_stats& total = t.at(id).stats.host_total.stats;
+    const running_stats& own = t.at(id).stats.host_self.stats;
+    const std::int64_t unheld = total.sum - own.sum - child_ticks[id];
+    self[id] = ns(total.sum) - child_ns[id] - ns(unheld);
+  }
+  return self;
+}
+
 /// The fold's host figures (and device ones, when it holds them) into the paths (its nodes come parent
 /// first).
 inline void add_fold_to_paths(const folded_paths& fold, path_index& index, path_nodes& p) {
@@ -100,6 +123,7 @@ inline void add_fold_to_paths(const folded_paths& fold, path_index& index, path_
   const double k = fold.ns_per_tick;
   const auto ns = [k](std::int64_t v) { return k == 1.0 ? v : static_cast<std::int64_t>(static_cast<double>(v) * k + 0.5); };
   std::vector<std::int64_t> node_of(std::size_t{t.size()} + 1, -1);
+  const std::vector<std::int64_t> self_ns = fold_self_ns(t, k);
   for (std::uint32_t id = 1; id <= t.size(); ++id) {
     const path_tree::node& f = t.at(id);
     const std::size_t n = index.node(node_of[f.parent], f.site, f.depth);
@@ -107,11 +131,15 @@ inline void add_fold_to_paths(const folded_paths& fold, path_index& index, path_
     tree_row& row = p.nodes[n].row;
     row.calls += f.stats.host_total.stats.count;
     row.host_total_ns += ns(f.stats.host_total.stats.sum);
-    row.host_self_ns += ns(f.stats.host_self.stats.sum);
+    row.host_self_ns += self_ns[id];
     p.nodes[n].dist.host.merge(f.stats.host_total);
     p.nodes[n].dist.host_self.merge(f.stats.host_self);
     p.nodes[n].dist.host_scale = k;
     row.work.merge(work_in_ns(f.stats.work, k));
+    if (fold.device) {
+      p.nodes[n].device_captured += f.stats.device_captured;
+      p.nodes[n].device_invalid += f.stats.device_invalid;
+    }
     if (fold.device && f.stats.device_total.stats.count != 0) {
       row.device_calls += f.stats.device_total.stats.count;
       row.device_total_ns += f.stats.device_total.stats.sum;
@@ -138,8 +166,10 @@ inline path_nodes sum_by_path(const std::vector<site_desc>& sites, const std::ve
     node_of[i] = n;
     add_to_tree_row(p.nodes[n].row, s, take);
     p.nodes[n].dist.add(s, take);
-    p.nodes[n].device_captured += s.device == device_status::captured;
-    p.nodes[n].device_invalid += s.device == device_status::invalid;
+    if (take.device) {
+      p.nodes[n].device_captured += s.device == device_status::captured;
+      p.nodes[n].device_invalid += s.device == device_status::invalid;
+    }
   }
   if (!take.host) add_fold_to_paths(*fold, index, p);
   for (auto& node : p.nodes) node.dist.store(node.row);
