@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The GPU figures of docs/ in one short run: GPU tests (device timing, event life cycle, the report at
-# exit), fault test, device and host benchmarks (the long-run one with SCOPEPROF_LONG_SCOPES scopes), the example (large and t4 presets) and
+# exit, two devices when the host has them), fault test, device and host benchmarks (the long-run one with SCOPEPROF_LONG_SCOPES scopes), the example (large and t4 presets) and
 # compute-sanitizer memcheck of the example. Logs go to $1.
 #
 # On a fresh GPU machine (nvcc, cmake, no Debian -dev packages), stage the test and benchmark dependencies
@@ -22,12 +22,16 @@ export LD_LIBRARY_PATH="$root/.deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-
 configure_step configure 60 cmake -S "$root" -B "$b" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
   -DCMAKE_PREFIX_PATH="$root/.deps/usr" -DSCOPEPROF_INSTALL=OFF
 build_step build 150 cmake --build "$b" -j16 --target eager_vs_fused scopeprof_gpu_tests scopeprof_gpu_fault \
-  scopeprof_gpu_lifecycle_tests scopeprof_gpu_exit_report scopeprof_bench_device scopeprof_bench_device_long scopeprof_bench
+  scopeprof_gpu_lifecycle_tests scopeprof_gpu_exit_report scopeprof_bench_device scopeprof_bench_device_long scopeprof_bench \
+  scopeprof_gpu_two_devices_tests
 [[ -n ${SCOPEPROF_GPU_BUILD_ONLY:-} ]] && exit 0  # tools/gpu-all.sh builds the three builds at once
 run gpu_tests 60 "$b/tests/gpu/scopeprof_gpu_tests"
 run gpu_lifecycle_tests 120 "$b/tests/gpu/scopeprof_gpu_lifecycle_tests" -s
 (cd "$logs" && run gpu_exit_report 60 "$b/tests/gpu/scopeprof_gpu_exit_report")
 run gpu_fault 30 "$b/tests/gpu/scopeprof_gpu_fault"
+# Two GPUs of one host (each case says "skipped: needs 2 CUDA devices" with fewer), and memcheck of it.
+run gpu_two_devices 120 "$b/tests/gpu/scopeprof_gpu_two_devices_tests"
+run memcheck_two_devices 120 compute-sanitizer --tool memcheck --error-exitcode 3 "$b/tests/gpu/scopeprof_gpu_two_devices_tests"
 run bench_device 60 "$b/bench/scopeprof_bench_device"
 run bench_device_long 120 "$b/bench/scopeprof_bench_device_long" --scopes "${SCOPEPROF_LONG_SCOPES:-2000000}"
 run bench_host 150 "$b/bench/scopeprof_bench"
