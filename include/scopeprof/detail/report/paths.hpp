@@ -27,7 +27,6 @@ struct path_nodes {
   };
   std::vector<node> nodes;
   std::vector<std::size_t> roots;
-  std::size_t groups = 0;  // distinct site names; group `groups` holds ids outside the site list
 };
 
 inline void add_to_tree_row(tree_row& row, const scope_instance& s, record_share take) {
@@ -54,7 +53,6 @@ class path_index {
  public:
   path_index(const std::vector<site_desc>& sites, path_nodes& p) : p_(p) {
     names_ = group_sites_by_name(sites, group_of_site_);
-    p.groups = names_.size();
     unnamed_ = names_.size();  // a site id outside the list (never from the recorder)
     names_.emplace_back();
   }
