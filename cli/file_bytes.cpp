@@ -1,12 +1,14 @@
 // scopeprof tool: reading and writing whole files, gzip through zlib where the tool was built with it.
 #include "file_bytes.hpp"
-#include "suffix.hpp"
+
+#include <scopeprof/detail/gzip_sink.hpp>  // detail::write_to_path: the writers' file and gzip sinks
 
 #include <nlohmann/json.hpp>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -116,39 +118,30 @@ std::string describe_json_failure(const std::string& bytes) {
   return "not JSON";
 }
 
+std::string write_failure_text(const scopeprof::write_result& result) {
+  const std::string prefix = "scopeprof: ";  // the library's messages name it; the command's name comes first
+  const std::string& m = result.message();
+  return m.compare(0, prefix.size(), prefix) == 0 ? m.substr(prefix.size()) : m;
+}
+
+bool path_exists(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::exists(std::filesystem::symlink_status(path, ec));
+}
+
+void remove_if_created(const std::string& path, bool existed_before) {
+  if (!existed_before) std::remove(path.c_str());
+}
+
 bool write_file_text(const std::string& path, const std::string& text, std::string& error) {
-  if (ends_with(path, ".gz")) {
-#if defined(SCOPEPROF_CLI_WITH_ZLIB)
-    gzFile g = gzopen(path.c_str(), "wb");
-    if (g == nullptr) {
-      error = path + ": cannot create (" + std::strerror(errno) + ")";
-      return false;
-    }
-    const bool ok = text.empty() || gzwrite(g, text.data(), static_cast<unsigned>(text.size())) == static_cast<int>(text.size());
-    if (gzclose(g) != Z_OK || !ok) {
-      std::remove(path.c_str());
-      error = path + ": write failed";
-      return false;
-    }
-    return true;
-#else
-    error = path + ": a .gz output needs zlib, and this scopeprof was built without it";
-    return false;
-#endif
-  }
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) {
-    error = path + ": cannot create (" + std::strerror(errno) + ")";
-    return false;
-  }
-  f.write(text.data(), static_cast<std::streamsize>(text.size()));
-  f.close();
-  if (!f) {
-    std::remove(path.c_str());
-    error = path + ": write failed (disk full?)";
-    return false;
-  }
-  return true;
+  const bool existed = path_exists(path);
+  // The library's own file and gzip sinks, so the tool and the library write and fail alike.
+  const scopeprof::write_result w =
+      scopeprof::detail::write_to_path(path, "output", [&text](scopeprof::detail::output_sink& out) { out.append(text); });
+  if (w) return true;
+  error = write_failure_text(w);
+  remove_if_created(path, existed);
+  return false;
 }
 
 }  // namespace scopeprof_cli

@@ -1,6 +1,8 @@
 // scopeprof tool: the bytes of an input file (gzip decompressed), and why a JSON text failed to parse.
 #pragma once
 
+#include <scopeprof/report_types.hpp>
+
 #include <string>
 
 namespace scopeprof_cli {
@@ -14,7 +16,17 @@ bool read_file_bytes(const std::string& path, std::string& bytes, std::string& e
 std::string describe_json_failure(const std::string& bytes);
 
 /// Writes `text` to `path` (gzip when it ends in ".gz" and the tool has zlib). False, with "PATH: why" in
-/// `error`, when it cannot; a partly written file is removed.
+/// `error`, when it cannot; a partly written file is removed when the write created it (a path that was
+/// there before, such as /dev/stdout or a device, is never removed).
 bool write_file_text(const std::string& path, const std::string& text, std::string& error);
+
+/// Whether something (a file, a device, a dangling link) is at `path` now.
+bool path_exists(const std::string& path);
+
+/// Removes `path` after a failed write, unless it was there before the write (`existed_before`).
+void remove_if_created(const std::string& path, bool existed_before);
+
+/// A failed write's message without the library's "scopeprof: " prefix (the command names itself first).
+std::string write_failure_text(const scopeprof::write_result& result);
 
 }  // namespace scopeprof_cli

@@ -181,7 +181,8 @@ bool merge_traces(const std::vector<std::string>& paths, const std::string& outp
   for (const auto& in : inputs) earliest = std::min(earliest, in.base_unix_ns);
 
   // The library's own file and gzip sinks (1 MiB chunks); a failure in the middle stops the writing and
-  // the partial file is removed below.
+  // the partial file is removed below, when this write created it.
+  const bool existed = path_exists(output);
   const scopeprof::write_result w = scopeprof::detail::write_to_path(output, "merged trace", [&](scopeprof::detail::output_sink& out) {
     write_head(out, inputs, world, program, earliest);
     bool first = true;
@@ -205,11 +206,8 @@ bool merge_traces(const std::vector<std::string>& paths, const std::string& outp
     }
     out.append("\n]}\n");
   });
-  if (error.empty() && !w) {
-    const std::string prefix = "scopeprof: ";  // the library's messages name it; the command's name comes first
-    error = w.message().compare(0, prefix.size(), prefix) == 0 ? w.message().substr(prefix.size()) : w.message();
-  }
-  if (!error.empty()) std::remove(output.c_str());
+  if (error.empty() && !w) error = write_failure_text(w);
+  if (!error.empty()) remove_if_created(output, existed);
   return error.empty();
 }
 

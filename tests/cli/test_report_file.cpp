@@ -7,8 +7,11 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <fstream>
 #include <string>
 
@@ -259,4 +262,51 @@ TEST_CASE("cli report file: a report with steps prints its tables again (no per-
   const std::string text = f.report.to_string();  // used to read steps().front() of the empty timeline
   CHECK(text.find("5 complete") != std::string::npos);
   CHECK(original.to_string().find("ProfilerStep#0 .. #4") != std::string::npos);
+}
+
+TEST_CASE("cli report file: write_file_text writes plain and gzip, and a failed write keeps what was there") {
+  sptest::temp_dir dir;
+  std::string error;
+  REQUIRE_MESSAGE(scopeprof_cli::write_file_text(dir / "t.txt", "hello\n", error), error);
+  CHECK(sptest::read_file_bytes(dir / "t.txt") == "hello\n");
+  std::string back;
+#if defined(SCOPEPROF_CLI_WITH_ZLIB) && SCOPEPROF_WITH_ZLIB
+  REQUIRE_MESSAGE(scopeprof_cli::write_file_text(dir / "t.txt.gz", "hello\n", error), error);
+  REQUIRE_MESSAGE(scopeprof_cli::read_file_bytes(dir / "t.txt.gz", back, error), error);
+  CHECK(back == "hello\n");
+#else
+  CHECK_FALSE(scopeprof_cli::write_file_text(dir / "t.txt.gz", "hello\n", error));
+  CHECK(error.find("zlib") != std::string::npos);
+  CHECK_FALSE(scopeprof_cli::path_exists(dir / "t.txt.gz"));
+#endif
+  // No such folder: the message names the path and the reason, and the tool's own name is not doubled.
+  error.clear();
+  CHECK_FALSE(scopeprof_cli::write_file_text(dir / "no/such/dir/t.txt", "x", error));
+  CHECK(error.find(dir / "no/such/dir/t.txt") != std::string::npos);
+  CHECK(error.rfind("scopeprof: ", 0) == std::string::npos);
+  CHECK_FALSE(scopeprof_cli::path_exists(dir / "no/such/dir/t.txt"));
+  // A file the write created and could not finish (RLIMIT_FSIZE stands in for a full disk) is removed.
+  {
+    rlimit saved{};
+    REQUIRE(getrlimit(RLIMIT_FSIZE, &saved) == 0);
+    const auto saved_handler = std::signal(SIGXFSZ, SIG_IGN);  // a write past the limit fails with EFBIG
+    rlimit small = saved;
+    small.rlim_cur = 1 << 16;
+    REQUIRE(setrlimit(RLIMIT_FSIZE, &small) == 0);
+    error.clear();
+    const bool written = scopeprof_cli::write_file_text(dir / "big.txt", std::string(std::size_t{4} << 20, 'x'), error);
+    setrlimit(RLIMIT_FSIZE, &saved);
+    std::signal(SIGXFSZ, saved_handler);
+    CHECK_FALSE(written);
+    CHECK_MESSAGE(error.find(dir / "big.txt") != std::string::npos, error);
+    CHECK_FALSE(scopeprof_cli::path_exists(dir / "big.txt"));
+  }
+  // A path that was there before is never removed after a failure: /dev/full fails every write (ENOSPC),
+  // and removing it (as root) would delete the device node.
+  if (scopeprof_cli::path_exists("/dev/full")) {
+    error.clear();
+    CHECK_FALSE(scopeprof_cli::write_file_text("/dev/full", std::string(1 << 16, 'x'), error));
+    CHECK(error.find("/dev/full") != std::string::npos);
+    CHECK(scopeprof_cli::path_exists("/dev/full"));
+  }
 }
