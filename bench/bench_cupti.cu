@@ -5,12 +5,13 @@
 //   ./build/bench/scopeprof_bench_cupti
 //
 // Host ns per iteration, median of 7 repetitions of 20000 iterations, timed in batches of 250 with the GPU
-// drained between batches (collect() + reset() between repetitions; neither is timed):
+// drained between batches (collect() + reset() after each variant; neither is timed):
 //   launch        one empty kernel launch, no scope (the cost of the launch itself)
 //   scope         PROF_SCOPE with an empty body
 //   scope+launch  PROF_SCOPE around one empty kernel launch
 // each in events-only mode (set_cupti(false)) and CUPTI mode (set_cupti(true)). Printed: both figures,
-// CUPTI minus events, and the ratio.
+// CUPTI minus events, and the ratio. Then the CUPTI evidence of the last CUPTI-mode variant (scope+launch),
+// which must attribute every one of its kernels to a scope (exit 1 otherwise).
 //   extra per scope  = scope[CUPTI] - scope[events]
 //   extra per kernel = (scope+launch[CUPTI] - scope[CUPTI]) - (scope+launch[events] - scope[events])
 #include <scopeprof.hpp>
@@ -40,6 +41,14 @@ double now_ns() {
 // the GPU's throughput (which CUPTI's kernel tracing also slows) instead of the host's cost.
 constexpr int batch = 250;
 
+/// What the collect() after the last CUPTI-mode variant said: its evidence line, and the kernels it
+/// attributed to a scope (the scope+launch variant launches one per iteration, so `iterations` are expected).
+struct cupti_check {
+  std::string evidence;
+  std::size_t kernels_in_scopes = 0;
+};
+cupti_check last_cupti;
+
 template <class F>
 double per_iteration_ns(F&& body) {
   double total = 0;
@@ -50,7 +59,14 @@ double per_iteration_ns(F&& body) {
     total += now_ns() - t0;
   }
   cudaDeviceSynchronize();
-  scopeprof::collect();
+  const scopeprof::report r = scopeprof::collect();
+  if (scopeprof::cupti_enabled()) {
+    last_cupti.evidence = r.sources().cupti;
+    last_cupti.kernels_in_scopes = static_cast<std::size_t>(
+        std::count_if(r.activities().begin(), r.activities().end(), [](const scopeprof::device_activity& a) {
+          return a.kind == scopeprof::activity_kind::kernel && a.instance >= 0;
+        }));
+  }
   scopeprof::reset();
   return total / iterations;
 }
@@ -98,8 +114,6 @@ int main() {
         empty_kernel<<<1, 1>>>();
       }));
     }
-  scopeprof::set_cupti(true);
-  const std::string evidence = scopeprof::collect().sources().cupti;
   scopeprof::set_cupti(false);
   std::printf("\n%-14s %14s %14s %14s %8s\n", "host ns/iter", "events-only", "CUPTI", "CUPTI-events", "ratio");
   double m[2][3];
@@ -112,6 +126,13 @@ int main() {
   const double per_kernel = (m[1][2] - m[1][1]) - (m[0][2] - m[0][1]);
   std::printf("\nextra host cost of CUPTI mode: %.1f ns per scope, %.1f ns per kernel launched in a scope\n", per_scope,
               per_kernel);
-  std::printf("CUPTI evidence at the end: %s\n", evidence.c_str());
+  // The last CUPTI-mode variant was scope+launch: one kernel per iteration, each inside a scope.
+  std::printf("CUPTI evidence of the last CUPTI-mode run (scope+launch, %d iterations): %s\n", iterations,
+              last_cupti.evidence.c_str());
+  std::printf("kernels attributed to a scope: %zu of %d launched\n", last_cupti.kernels_in_scopes, iterations);
+  if (last_cupti.kernels_in_scopes != static_cast<std::size_t>(iterations)) {
+    std::printf("FAIL: CUPTI mode did not attribute every kernel launched in a scope\n");
+    return 1;
+  }
   return 0;
 }
