@@ -22,7 +22,7 @@ namespace {
 #define CUDA_CHECK(call)                                                                                   \
   do {                                                                                                    \
     const cudaError_t e_ = (call);                                                                        \
-    REQUIRE_MESSAGE(e_ == cudaSuccess, #call << " failed: " << cudaGetErrorName(e_));                     \
+    REQUIRE_MESSAGE(e_ == cudaSuccess, #call << " failed: " << std::string(cudaGetErrorName(e_)));        \
   } while (0)
 
 __global__ void marker_kernel_b(int* p) {
