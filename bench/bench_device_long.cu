@@ -3,12 +3,14 @@
 // event pairs in the background (query, never wait), folds each span into the tables and recycles the
 // events, so memory stays flat and every scope keeps its device span. Baselines measured in the same run,
 // same loop, same kernel: the kernel alone, and the kernel between two raw cudaEventRecord calls on a ring
-// of pre-created events (what a hand-written timer costs, and it keeps no results).
+// of pre-created events (what a hand-written timer costs, and it keeps no results). The three loops run in
+// 20 alternating rounds (the first of each round rotates; one round under 200,000 scopes), so drift over
+// the run hits them alike.
 //
 //   ./build/bench/scopeprof_bench_device_long [--scopes N]    (default 2,000,000)
 //
 // Prints ns per iteration of each loop, the scope's cost over the kernel alone next to the raw pair's, the
-// process RSS over the scoped loop, and what the tables counted; then each goal with met / NOT MET.
+// process RSS over the loops, and what the tables counted; then each goal with met / NOT MET.
 #include <scopeprof.hpp>
 #include <scopeprof/detail/drain.hpp>  // the drain's own counters (passes, time spent)
 
@@ -21,6 +23,7 @@
 #include <fstream>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -49,6 +52,21 @@ bool check(cudaError_t e, const char* what) {
 
 const char* verdict(bool met) { return met ? "met" : "NOT MET"; }
 
+std::uint64_t folded_at_reset = 0;  // the drain's count of folded scopes after the warm-up's reset()
+
+/// Until the drain has folded `scopes` scopes since the reset (at most a second; never timed).
+void wait_for_drain(std::uint64_t scopes) {
+  const double give_up = now_s() + 1.0;
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> serial(scopeprof::detail::the_registry().collect_mu);
+      if (scopeprof::detail::the_drain().folded_total - folded_at_reset >= scopes) return;
+    }
+    if (now_s() > give_up) return;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -70,38 +88,59 @@ int main(int argc, char** argv) {
   }
   cudaDeviceSynchronize();
   scopeprof::reset();
-
-  double t0 = now_s();
-  for (long long i = 0; i < n; ++i) tiny_kernel<<<1, 32>>>(x);
-  cudaDeviceSynchronize();
-  const double kernel_ns = (now_s() - t0) * 1e9 / static_cast<double>(n);
-
-  t0 = now_s();
-  for (long long i = 0; i < n; ++i) {
-    const int k = static_cast<int>(i % ring);
-    cudaEventRecord(begin[k]);
-    tiny_kernel<<<1, 32>>>(x);
-    cudaEventRecord(end[k]);
+  {
+    std::lock_guard<std::mutex> serial(scopeprof::detail::the_registry().collect_mu);
+    folded_at_reset = scopeprof::detail::the_drain().folded_total;
   }
-  cudaDeviceSynchronize();
-  const double raw_ns = (now_s() - t0) * 1e9 / static_cast<double>(n);
 
+  // The three loops take turns, in blocks of n / rounds iterations, each block timed up to its GPU work's
+  // end: drift of the host or the GPU over the run hits all three alike. After a scoped block, the drain
+  // is let fold what it resolved before the next block starts (untimed), so its work lands in the block
+  // that caused it, not in a baseline's.
+  const long long rounds = n >= 200'000 ? 20 : 1;
+  const long long per_block = n / rounds;
+  n = per_block * rounds;
+  double kernel_s = 0, raw_s = 0, scope_s = 0;
   const long rss_before = rss_kib();
   long rss_peak = rss_before;
-  t0 = now_s();
-  for (long long i = 0; i < n; ++i) {
-    PROF_SCOPE("long kernel");
-    tiny_kernel<<<1, 32>>>(x);
-    if ((i & 0xFFFFF) == 0) {
-      const long rss = rss_kib();
-      if (rss > rss_peak) rss_peak = rss;
+  long long done = 0;
+  for (long long round = 0; round < rounds; ++round) {
+    for (int turn = 0; turn < 3; ++turn) {
+      const int variant = static_cast<int>((turn + round) % 3);  // who goes first rotates
+      const double t0 = now_s();
+      if (variant == 0) {
+        for (long long i = 0; i < per_block; ++i) tiny_kernel<<<1, 32>>>(x);
+      } else if (variant == 1) {
+        for (long long i = 0; i < per_block; ++i) {
+          const int k = static_cast<int>(i % ring);
+          cudaEventRecord(begin[k]);
+          tiny_kernel<<<1, 32>>>(x);
+          cudaEventRecord(end[k]);
+        }
+      } else {
+        for (long long i = 0; i < per_block; ++i) {
+          PROF_SCOPE("long kernel");
+          tiny_kernel<<<1, 32>>>(x);
+          if ((i & 0xFFFF) == 0) {
+            const long rss = rss_kib();
+            if (rss > rss_peak) rss_peak = rss;
+          }
+        }
+      }
+      cudaDeviceSynchronize();
+      (variant == 0 ? kernel_s : variant == 1 ? raw_s : scope_s) += now_s() - t0;
+      if (variant == 2) {
+        done += per_block;
+        wait_for_drain(static_cast<std::uint64_t>(done));
+      }
     }
   }
-  const double scope_ns = (now_s() - t0) * 1e9 / static_cast<double>(n);
-  cudaDeviceSynchronize();
+  const double kernel_ns = kernel_s * 1e9 / static_cast<double>(n);
+  const double raw_ns = raw_s * 1e9 / static_cast<double>(n);
+  const double scope_ns = scope_s * 1e9 / static_cast<double>(n);
   const long rss_after = rss_kib();
   if (rss_after > rss_peak) rss_peak = rss_after;
-  t0 = now_s();
+  double t0 = now_s();
   const scopeprof::report r = scopeprof::collect();
   const double collect_ms = (now_s() - t0) * 1e3;
   if (!check(cudaGetLastError(), "the loops")) return 1;
@@ -124,11 +163,12 @@ int main(int argc, char** argv) {
   const double scope_cost = scope_ns - kernel_ns, raw_cost = raw_ns - kernel_ns;
   const double ratio = raw_cost > 0 ? scope_cost / raw_cost : 0;
   const double growth_mib = static_cast<double>(rss_peak - rss_before) / 1024.0;
-  std::printf("%lld device-timed scopes, one around each 1-block kernel on the default stream, SCOPEPROF_TRACE=off\n", n);
+  std::printf("%lld device-timed scopes, one around each 1-block kernel on the default stream, SCOPEPROF_TRACE=off, "
+              "%lld alternating rounds\n", n, rounds);
   std::printf("  ns per iteration: kernel alone %.1f, raw event pair + kernel %.1f, PROF_SCOPE + kernel %.1f\n", kernel_ns,
               raw_ns, scope_ns);
   std::printf("  over the kernel alone: raw event pair %.1f ns, PROF_SCOPE %.1f ns: %.2fx\n", raw_cost, scope_cost, ratio);
-  std::printf("  RSS %ld -> %ld KiB over the scoped loop (peak +%.1f MiB); collect() %.1f ms\n", rss_before, rss_after,
+  std::printf("  RSS %ld -> %ld KiB over the loops (peak +%.1f MiB); collect() %.1f ms\n", rss_before, rss_after,
               growth_mib, collect_ms);
   std::printf("  tables: %llu calls, %llu with a device span; %s\n", static_cast<unsigned long long>(calls),
               static_cast<unsigned long long>(device_calls), r.sources().device.c_str());

@@ -3973,7 +3973,9 @@ struct device_outcome {
 struct device_drain_hooks {
   /// Resolve the pending (and captured) records among `records` by querying their events, never
   /// waiting; with `wait`, first wait a bounded time for the newest pending event of each stream.
-  void (*resolve)(std::vector<device_record*>& records, bool wait) noexcept;
+  /// `records` holds each thread's records in the order its scopes ended, thread after thread;
+  /// `thread_ends[i]` is where the i-th thread's run ends (records past the last end have no known order).
+  void (*resolve)(std::vector<device_record*>& records, const std::vector<std::size_t>& thread_ends, bool wait) noexcept;
   /// Records whose scopes were folded while their work still ran (or whose host record was dropped): their
   /// events are set aside until the GPU is done with them.
   void (*retire)(const std::vector<device_record*>& records) noexcept;
@@ -4578,6 +4580,7 @@ struct drain_state {
   std::uint64_t work_declared = 0;      // work marks joined to a folded scope (since reset())
   std::uint64_t work_lost = 0;          // work marks whose scope was never recorded
   std::vector<device_record*> device_batch, device_scratch, device_retire;  // scratch of a pass
+  std::vector<std::size_t> device_batch_ends;  // where each thread's run of device_batch ends
 };
 
 /// The process's drain state: created on first use, never destroyed (the drain thread may still run
@@ -4777,14 +4780,16 @@ inline void resolve_device_work(drain_state& d, const registry_view& view, pass_
   const device_drain_hooks* hooks = g_device_drain.load(std::memory_order_acquire);
   if (hooks == nullptr) return;
   d.device_batch.clear();
+  d.device_batch_ends.clear();
   for (const thread_view& t : view.threads) {
     const auto it = d.threads.find(t.buffer);
     const std::uint64_t from = (std::max)(it == d.threads.end() ? 0 : it->second.device_cursor, t.device_floor);
     chunked_log<device_record>::for_each(t.device_chunks, from, t.device_count, [&](std::uint64_t, device_record& x) {
       if (x.state == dev_pending || x.state == dev_captured) d.device_batch.push_back(&x);
     });
+    d.device_batch_ends.push_back(d.device_batch.size());
   }
-  hooks->resolve(d.device_batch, scope == pass_scope::after_wait);
+  hooks->resolve(d.device_batch, d.device_batch_ends, scope == pass_scope::after_wait);
 }
 
 /// One pass over the threads of `view` (read under collect_mu just before). Under collect_mu.
@@ -6130,6 +6135,7 @@ SCOPEPROF_NAMESPACE_END
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <map>
@@ -6178,8 +6184,9 @@ inline void wait_for_streams(device_registry& d, const std::vector<device_record
 /// A new reference is taken at least this often while records are being resolved (ns).
 constexpr std::int64_t reference_period_ns = 100'000'000;
 
-/// One record: resolved, still captured, still running (pending: returns false), or invalid.
-inline bool resolve_one(device_registry& d, device_record& r) noexcept {
+/// One record: resolved, still captured, still running (pending: returns false), or invalid. `known_done`:
+/// a later end event of the same thread on the same stream is done, so this pair is too, and needs no query.
+inline bool resolve_one(device_registry& d, device_record& r, bool known_done = false) noexcept {
   device_context& ctx = *d.devices[static_cast<std::size_t>(r.device)];
   const reference_event* ref = reference_for(ctx, r);
   if (ctx.failed.load(std::memory_order_acquire) || !ctx.ready.load(std::memory_order_acquire) || ref == nullptr) {
@@ -6200,7 +6207,7 @@ inline bool resolve_one(device_registry& d, device_record& r) noexcept {
   // reports as an API error of the program; a query's "not ready" is an answer. The end event done means
   // the begin one is too (one stream, in order); a reference is done before it is used (add_reference).
   float span_ms = 0, offset_ms = 0;
-  cudaError_t e = cudaEventQuery(end);
+  cudaError_t e = known_done ? cudaSuccess : cudaEventQuery(end);
   if (e != cudaErrorNotReady) {  // (any other error: the elapsed time below gives its own)
     e = cudaEventElapsedTime(&span_ms, begin, end);
     if (e == cudaSuccess) e = cudaEventElapsedTime(&offset_ms, ref->event, begin);
@@ -6232,11 +6239,79 @@ inline bool resolve_one(device_registry& d, device_record& r) noexcept {
   return true;
 }
 
-/// Resolve every pending or captured record of `all`; once a stream's record is still running, its later
-/// ones are not even queried (a stream runs its work in order).
-inline void resolve_in_order(device_registry& d, const std::vector<device_record*>& all) {
+/// Whether `r`'s end event is done: 1 done, 0 still running, -1 the query failed.
+inline int end_done(const device_record& r) noexcept {
+  const cudaError_t e = cudaEventQuery(static_cast<cudaEvent_t>(r.end_event));
+  return e == cudaSuccess ? 1 : e == cudaErrorNotReady ? 0 : -1;
+}
+
+/// How many of `run` are done: one thread's pending records on one stream, in the order their end events
+/// were recorded. A stream runs its work in order, so the done ones are a prefix, found by bisection: two
+/// queries when all or none are done, about log2(n) otherwise, instead of one per record. -1: a query failed
+/// (the caller then resolves them one by one, which reports the error).
+inline std::ptrdiff_t done_prefix(const std::vector<device_record*>& run) noexcept {
+  const auto n = static_cast<std::ptrdiff_t>(run.size());
+  int q = end_done(*run[static_cast<std::size_t>(n - 1)]);
+  if (q != 0) return q == 1 ? n : -1;
+  if (n == 1) return 0;
+  q = end_done(*run[0]);
+  if (q != 1) return q == 0 ? 0 : -1;
+  std::ptrdiff_t done = 0, running = n - 1;  // run[done] is done, run[running] is not
+  while (running - done > 1) {
+    const std::ptrdiff_t mid = done + (running - done) / 2;
+    q = end_done(*run[static_cast<std::size_t>(mid)]);
+    if (q < 0) return -1;
+    (q == 1 ? done : running) = mid;
+  }
+  return running;
+}
+
+/// One thread's records [first, last): per (device, stream), the pending ones resolved up to the first still
+/// running (done_prefix), the done ones without queries of their own; captured ones one by one.
+inline void resolve_thread_run(device_registry& d, device_record* const* first, device_record* const* last) {
+  struct stream_run {
+    int device;
+    void* stream;
+    std::vector<device_record*> records;
+  };
+  std::vector<stream_run> streams;  // a thread uses few streams: searched in place
+  for (auto it = first; it != last; ++it) {
+    device_record* r = *it;
+    if (r->capture_id != 0) {
+      if (r->state == dev_pending || r->state == dev_captured) resolve_one(d, *r);
+      continue;
+    }
+    if (r->state != dev_pending) continue;
+    auto s = std::find_if(streams.begin(), streams.end(),
+                          [r](const stream_run& x) { return x.device == r->device && x.stream == r->stream; });
+    if (s == streams.end()) s = streams.insert(streams.end(), stream_run{r->device, r->stream, {}});
+    s->records.push_back(r);
+  }
+  for (stream_run& s : streams) {
+    const std::ptrdiff_t done = done_prefix(s.records);
+    if (done < 0) {
+      for (device_record* r : s.records)
+        if (!resolve_one(d, *r)) break;
+      continue;
+    }
+    for (std::ptrdiff_t i = 0; i < done; ++i) resolve_one(d, *s.records[static_cast<std::size_t>(i)], true);
+  }
+}
+
+/// Resolve every pending or captured record of `all`: each thread's run ([0, thread_ends[0]), then up to
+/// thread_ends[1]...) by resolve_thread_run; the records after the last run (set aside by reset(), of any
+/// thread, in no known order) one query each, and none after a stream's first still running.
+inline void resolve_in_order(device_registry& d, const std::vector<device_record*>& all,
+                             const std::vector<std::size_t>& thread_ends) {
+  std::size_t from = 0;
+  for (std::size_t end : thread_ends) {
+    end = (std::min)(end, all.size());
+    if (end > from) resolve_thread_run(d, all.data() + from, all.data() + end);
+    from = (std::max)(from, end);
+  }
   std::vector<std::pair<int, void*>> busy;  // (device, stream) with work still running
-  for (device_record* r : all) {
+  for (std::size_t i = from; i < all.size(); ++i) {
+    device_record* r = all[i];
     if (r->state != dev_pending && r->state != dev_captured) continue;
     const std::pair<int, void*> key{r->device, r->stream};
     if (r->capture_id == 0 && std::find(busy.begin(), busy.end(), key) != busy.end()) continue;
@@ -6264,8 +6339,10 @@ inline void prune_references(device_context& ctx, const std::vector<std::pair<in
 /// waiting; with `wait` (a pass for collect(), reset() or a dump), after one bounded wait per stream. Never
 /// touches an event whose capture is still open; recycles resolved events; takes a fresh reference per
 /// device in use when asked to wait or when the newest is reference_period old, and destroys those no
-/// pending record needs. Called with the registry's collect_mu held (and no other lock).
-inline void resolve_device_records(std::vector<device_record*>& records, bool wait) noexcept {
+/// pending record needs. `thread_ends`: see device_drain_hooks::resolve. Called with the registry's
+/// collect_mu held (and no other lock).
+inline void resolve_device_records(std::vector<device_record*>& records, const std::vector<std::size_t>& thread_ends,
+                                   bool wait) noexcept {
   device_registry& d = the_devices();
   if ((records.empty() && d.retired.empty()) || d.count == 0) return;
   const cudaError_t pending = cudaPeekAtLastError();
@@ -6278,7 +6355,7 @@ inline void resolve_device_records(std::vector<device_record*>& records, bool wa
     std::vector<device_record*> all(records);
     for (device_record& r : d.retired) all.push_back(&r);
     if (wait) wait_for_streams(d, all);
-    resolve_in_order(d, all);
+    resolve_in_order(d, all, thread_ends);
     flush_event_cache(t_event_cache);
     std::vector<std::pair<int, std::uint32_t>> still_pending;  // (device, generation) of unresolved records
     for (const device_record* r : all)
@@ -6364,7 +6441,7 @@ inline constexpr device_drain_hooks cuda_drain_hooks{&resolve_device_records, &r
 
 #else  // !SCOPEPROF_WITH_CUDA
 
-inline void resolve_device_records(std::vector<device_record*>&, bool) noexcept {}
+inline void resolve_device_records(std::vector<device_record*>&, const std::vector<std::size_t>&, bool) noexcept {}
 inline void retire_device_records(const std::vector<device_record*>&) noexcept {}
 
 #endif

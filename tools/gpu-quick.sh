@@ -38,9 +38,10 @@ run bench_host 150 "$b/bench/scopeprof_bench"
 (cd "$logs" && run example_large 90 "$b/examples/eager_vs_fused/eager_vs_fused" --preset large --iters 30)
 (cd "$logs" && run example_t4 40 "$b/examples/eager_vs_fused/eager_vs_fused" --preset t4 --iters 30 --no-trace)
 run memcheck_example 60 compute-sanitizer --tool memcheck --error-exitcode 3 "$b/examples/eager_vs_fused/eager_vs_fused" --preset tiny --iters 3 --warmup 1 --no-trace
-# A drain pass over unfinished device work must ask by queries (no API error for the sanitizer to count).
-run memcheck_pending 60 compute-sanitizer --tool memcheck --error-exitcode 3 "$b/tests/gpu/scopeprof_gpu_lifecycle_tests" \
-  --test-case="gpu p*"
+# A drain pass over unfinished device work must ask by queries (no API error for the sanitizer to count);
+# case q: the same over a stream whose finished scopes are found by bisection.
+run memcheck_pending 90 compute-sanitizer --tool memcheck --error-exitcode 3 "$b/tests/gpu/scopeprof_gpu_lifecycle_tests" \
+  --test-case="gpu p*,gpu q*"
 # Case k launches a kernel with a bad block size on purpose (API errors the sanitizer would count).
 if [ -n "${SCOPEPROF_GPU_SANITIZE_TESTS:-}" ]; then  # slower: the GPU suite under memcheck and racecheck
   run memcheck_gpu_tests 150 compute-sanitizer --tool memcheck --error-exitcode 3 "$b/tests/gpu/scopeprof_gpu_tests" --test-case-exclude="gpu k*"

@@ -34,7 +34,7 @@ std::atomic<bool> finish_on_wait{false};
 std::atomic<std::uint64_t> retired{0};
 std::atomic<bool> replayed{false};  // captured scopes: the graph has been replayed
 
-void fake_resolve(std::vector<detail::device_record*>& records, bool wait) noexcept {
+void fake_resolve(std::vector<detail::device_record*>& records, const std::vector<std::size_t>&, bool wait) noexcept {
   for (detail::device_record* x : records) {
     if (x->capture_id != 0) {
       if (x->state == detail::dev_pending || x->state == detail::dev_captured)

@@ -2,6 +2,7 @@
 // collects, reset() never waits for the GPU, a scope open across several collects still gets a right
 // span, and a thread's one-time set-up is charged to no scope. Without a device every case says so and
 // passes. Case p: a drain pass meeting unfinished device work asks by queries (run under memcheck too).
+// Case q: a pass resolves the finished part of each stream's scopes with a few queries, and only that part.
 #include <scopeprof.hpp>
 #include <scopeprof/backends/cuda_device.hpp>  // internals the test reads (the_devices, g_driver, event_census)
 #include <scopeprof/backends/cuda_driver.hpp>
@@ -182,5 +183,70 @@ TEST_CASE("gpu p: a background pass over a scope whose kernel still runs asks, n
   REQUIRE(inst.size() == 1);
   REQUIRE(status_name(inst[0].device) == "ok");  // left pending by the pass, not given up
   CHECK(inst[0].device_span_ns() >= 200000 * us);
+  scopeprof::reset();
+}
+
+TEST_CASE("gpu q: a background pass resolves each stream's finished scopes, up to the first still running") {
+  SCOPEPROF_GPU_OR_SKIP();
+  warm_up();
+  scopeprof::reset();
+  scopeprof::detail::registry& reg = scopeprof::detail::the_registry();
+  scopeprof::detail::device_context& ctx = *scopeprof::detail::the_devices().devices[0];
+  const auto timed = [&] {
+    std::lock_guard<std::mutex> serial(reg.collect_mu);
+    return ctx.scopes_timed;
+  };
+  const std::uint64_t timed_before = timed();
+  cudaStream_t side = nullptr;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+  // Default stream: 10 finished scopes, one 1 s kernel, 10 queued behind it. Side stream: 5 finished.
+  for (int i = 0; i < 10; ++i) {
+    PROF_SCOPE("done_before");
+    CUDA_CHECK(spin(5));
+  }
+  CUDA_CHECK(cudaStreamSynchronize(nullptr));
+  {
+    PROF_SCOPE("blocker");
+    CUDA_CHECK(spin(1000000));  // 1 s: still running after the launches below, even under compute-sanitizer
+  }
+  for (int i = 0; i < 10; ++i) {
+    PROF_SCOPE("queued_after");
+    CUDA_CHECK(spin(5));
+  }
+  for (int i = 0; i < 5; ++i) {
+    PROF_SCOPE_STREAM("side_done", side);
+    CUDA_CHECK(spin(5, side));
+  }
+  CUDA_CHECK(cudaStreamSynchronize(side));
+  if (cudaStreamQuery(nullptr) != cudaErrorNotReady)
+    MESSAGE("the blocker ended before the pass (a slow host): the count after the pass is not checked");
+  {
+    // As the drain thread does (it may have run passes of its own already: the count is the same).
+    std::lock_guard<std::mutex> serial(reg.collect_mu);
+    scopeprof::detail::drain_pass(reg, scopeprof::detail::the_drain(), scopeprof::detail::view_registry(reg),
+                                  scopeprof::detail::pass_kind::fold, scopeprof::detail::pass_scope::background);
+  }
+  // Read before asking whether the blocker still runs: if it does now, it did then, and nothing behind it
+  // could have been resolved since (not even by the drain thread).
+  const std::uint64_t after_pass = timed() - timed_before;
+  const bool still_running = cudaStreamQuery(nullptr) == cudaErrorNotReady;
+  CHECK(cudaPeekAtLastError() == cudaSuccess);
+  // The 10 finished default-stream scopes and the 5 side-stream ones; none of the blocker or behind it.
+  if (still_running) CHECK(after_pass == 15);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const scopeprof::report r = scopeprof::collect();
+  INFO(evidence(r));
+  CHECK(timed() - timed_before == 26);
+  for (const char* name : {"done_before", "blocker", "queued_after", "side_done"})
+    for (const auto& in : instances_named(r, name)) {
+      CHECK(status_name(in.device) == "ok");
+      CHECK(in.device_span_ns() > 0);
+    }
+  const auto blocker = instances_named(r, "blocker");
+  REQUIRE(blocker.size() == 1);
+  CHECK(blocker[0].device_span_ns() >= 1000000 * us);
+  // Queued behind the blocker on the same stream: each one's span starts after the blocker's ends.
+  for (const auto& in : instances_named(r, "queued_after")) CHECK(in.device_begin_ns >= blocker[0].device_end_ns);
+  CUDA_CHECK(cudaStreamDestroy(side));
   scopeprof::reset();
 }

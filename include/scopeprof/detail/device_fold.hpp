@@ -49,7 +49,9 @@ struct device_outcome {
 struct device_drain_hooks {
   /// Resolve the pending (and captured) records among `records` by querying their events, never
   /// waiting; with `wait`, first wait a bounded time for the newest pending event of each stream.
-  void (*resolve)(std::vector<device_record*>& records, bool wait) noexcept;
+  /// `records` holds each thread's records in the order its scopes ended, thread after thread;
+  /// `thread_ends[i]` is where the i-th thread's run ends (records past the last end have no known order).
+  void (*resolve)(std::vector<device_record*>& records, const std::vector<std::size_t>& thread_ends, bool wait) noexcept;
   /// Records whose scopes were folded while their work still ran (or whose host record was dropped): their
   /// events are set aside until the GPU is done with them.
   void (*retire)(const std::vector<device_record*>& records) noexcept;

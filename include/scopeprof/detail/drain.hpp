@@ -74,6 +74,7 @@ struct drain_state {
   std::uint64_t work_declared = 0;      // work marks joined to a folded scope (since reset())
   std::uint64_t work_lost = 0;          // work marks whose scope was never recorded
   std::vector<device_record*> device_batch, device_scratch, device_retire;  // scratch of a pass
+  std::vector<std::size_t> device_batch_ends;  // where each thread's run of device_batch ends
 };
 
 /// The process's drain state: created on first use, never destroyed (the drain thread may still run
@@ -273,14 +274,16 @@ inline void resolve_device_work(drain_state& d, const registry_view& view, pass_
   const device_drain_hooks* hooks = g_device_drain.load(std::memory_order_acquire);
   if (hooks == nullptr) return;
   d.device_batch.clear();
+  d.device_batch_ends.clear();
   for (const thread_view& t : view.threads) {
     const auto it = d.threads.find(t.buffer);
     const std::uint64_t from = (std::max)(it == d.threads.end() ? 0 : it->second.device_cursor, t.device_floor);
     chunked_log<device_record>::for_each(t.device_chunks, from, t.device_count, [&](std::uint64_t, device_record& x) {
       if (x.state == dev_pending || x.state == dev_captured) d.device_batch.push_back(&x);
     });
+    d.device_batch_ends.push_back(d.device_batch.size());
   }
-  hooks->resolve(d.device_batch, scope == pass_scope::after_wait);
+  hooks->resolve(d.device_batch, d.device_batch_ends, scope == pass_scope::after_wait);
 }
 
 /// One pass over the threads of `view` (read under collect_mu just before). Under collect_mu.
