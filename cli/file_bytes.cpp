@@ -134,13 +134,12 @@ void remove_if_created(const std::string& path, bool existed_before) {
 }
 
 bool write_file_text(const std::string& path, const std::string& text, std::string& error) {
-  const bool existed = path_exists(path);
-  // The library's own file and gzip sinks, so the tool and the library write and fail alike.
+  // The library's own file and gzip sinks, so the tool and the library write and fail alike (a partial
+  // file the write created is removed there).
   const scopeprof::write_result w =
       scopeprof::detail::write_to_path(path, "output", [&text](scopeprof::detail::output_sink& out) { out.append(text); });
   if (w) return true;
   error = write_failure_text(w);
-  remove_if_created(path, existed);
   return false;
 }
 

@@ -23,7 +23,8 @@ bool write_file_text(const std::string& path, const std::string& text, std::stri
 /// Whether something (a file, a device, a dangling link) is at `path` now.
 bool path_exists(const std::string& path);
 
-/// Removes `path` after a failed write, unless it was there before the write (`existed_before`).
+/// Removes `path` after a failed write, unless it was there before the write (`existed_before`); for
+/// writes that fail outside the library's sinks (an input that cannot be read half-way through a merge).
 void remove_if_created(const std::string& path, bool existed_before);
 
 /// A failed write's message without the library's "scopeprof: " prefix (the command names itself first).

@@ -586,7 +586,9 @@ struct duration_stats {
 
 /// @brief One bucket of a duration histogram: `count` values in [lower_ns, upper_ns] (both inclusive).
 /// Buckets are those of the statistics' log histogram (64 per power of two above 128 ns, one per value
-/// below), so a bucket is at most 1/64 of its lower bound wide.
+/// below), so a bucket is at most 1/64 of its lower bound wide. Host figures kept in clock ticks shorter
+/// than 1 ns are converted bucket by bucket, to within 1 ns; buckets that round to the same nanosecond
+/// are joined into one, so the buckets of a row never overlap.
 struct histogram_bin {
   std::int64_t lower_ns = 0;
   std::int64_t upper_ns = 0;
@@ -8492,7 +8494,9 @@ inline duration_stats stats_of(const distribution& d, double scale = 1.0) noexce
   return s;
 }
 
-/// The non-empty buckets of `d`'s histogram, ascending (bounds times `scale`, as in stats_of()).
+/// The non-empty buckets of `d`'s histogram, ascending and disjoint (bounds times `scale`, as in
+/// stats_of()). With less than 1 ns per unit (a fast clock's ticks), buckets narrower than a nanosecond
+/// round to the same ns: such a bucket joins the one before it, so no two buckets share a value.
 inline std::vector<histogram_bin> histogram_of(const distribution& d, double scale = 1.0) {
   std::vector<histogram_bin> bins;
   d.histogram.for_each_bucket([&](std::int64_t lower, std::int64_t upper, std::uint64_t count) {
@@ -8501,8 +8505,13 @@ inline std::vector<histogram_bin> histogram_of(const distribution& d, double sca
       return;
     }
     const auto lo = static_cast<std::int64_t>(static_cast<double>(lower) * scale + 0.5);
-    const auto hi = static_cast<std::int64_t>(static_cast<double>(upper + 1) * scale + 0.5) - 1;
-    bins.push_back({lo, (std::max)(lo, hi), count});
+    const auto hi = (std::max)(lo, static_cast<std::int64_t>(static_cast<double>(upper + 1) * scale + 0.5) - 1);
+    if (!bins.empty() && lo <= bins.back().upper_ns) {
+      bins.back().upper_ns = (std::max)(bins.back().upper_ns, hi);
+      bins.back().count += count;
+      return;
+    }
+    bins.push_back({lo, hi, count});
   });
   return bins;
 }
@@ -9428,6 +9437,7 @@ SCOPEPROF_NAMESPACE_END
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
+#include <sys/stat.h>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -9542,18 +9552,33 @@ class ostream_sink final : public output_sink {
   std::ostream& out_;
 };
 
+/// "scopeprof: cannot write <what> to '<path>': <why>", or success when `why` is nullptr.
+inline write_result write_outcome(const std::string& path, const char* what, const char* why) noexcept {
+  try {
+    if (why == nullptr) return write_result();
+    if (path.empty()) return write_result::failure(std::string("scopeprof: cannot write ") + what + ": " + why);
+    return write_result::failure(std::string("scopeprof: cannot write ") + what + " to '" + path + "': " + why);
+  } catch (...) {
+    return write_result::failure("scopeprof: cannot write the report: out of memory");
+  }
+}
+
 /// A file opened for writing. The first failure is kept (errno's text, or the reason given to fail())
-/// and later writes are skipped.
+/// and later writes are skipped. A failed write removes the file only when this write created it: a path
+/// that was there before (a device such as /dev/stdout, a link, a pipe) is never removed.
 class output_file {
  public:
-  explicit output_file(const std::string& path) {
+  explicit output_file(const std::string& path) : path_(path) {
     if (path.empty()) {
       error_ = "empty path";
       return;
     }
+    struct stat st;
+    existed_ = ::lstat(path.c_str(), &st) == 0;
     errno = 0;
     file_ = std::fopen(path.c_str(), "wb");
     if (file_ == nullptr) fail_errno();
+    else created_ = !existed_;
   }
   ~output_file() { close(); }
   output_file(const output_file&) = delete;
@@ -9579,29 +9604,41 @@ class output_file {
     if (std::fclose(file_) != 0) fail_errno();
     file_ = nullptr;
   }
+  /// Close, keep `failure` (non-null: the serializer's own) and say what happened. After a failure a
+  /// file this write created is removed, and the message says so.
+  write_result finish(const char* what, const char* failure) noexcept {
+    close();
+    if (failure != nullptr) fail(failure);
+    if (error_ != nullptr && created_ && std::remove(path_.c_str()) == 0) {
+      created_ = false;
+      return write_outcome_removed(what);
+    }
+    return write_outcome(path_, what, error_);
+  }
 
  private:
   void fail_errno() noexcept { fail(std::strerror(errno != 0 ? errno : EIO)); }
+  write_result write_outcome_removed(const char* what) const noexcept;
 
   std::FILE* file_ = nullptr;
   const char* error_ = nullptr;
+  std::string path_;
+  bool existed_ = false;  // something was at the path before the write
+  bool created_ = false;  // this write created the file (and may remove it after a failure)
 };
 
-/// "scopeprof: cannot write <what> to '<path>': <why>", or success when `why` is nullptr.
-inline write_result write_outcome(const std::string& path, const char* what, const char* why) noexcept {
+inline write_result output_file::write_outcome_removed(const char* what) const noexcept {
   try {
-    if (why == nullptr) return write_result();
-    if (path.empty()) return write_result::failure(std::string("scopeprof: cannot write ") + what + ": " + why);
-    return write_result::failure(std::string("scopeprof: cannot write ") + what + " to '" + path + "': " + why);
+    return write_outcome(path_, what, (std::string(error_) + " (the partial file was removed)").c_str());
   } catch (...) {
-    return write_result::failure("scopeprof: cannot write the report: out of memory");
+    return write_outcome(path_, what, error_);
   }
 }
 
 /// Into a file, 1 MiB at a time. finish() flushes, closes and says what happened.
 class file_sink final : public output_sink {
  public:
-  file_sink(const std::string& path, const char* what) : file_(path), path_(path), what_(what) {}
+  file_sink(const std::string& path, const char* what) : file_(path), what_(what) {}
 
   /// Flush, close and report. `failure` (non-empty) is a failure of the serializer itself (out of memory).
   write_result finish(const char* failure = nullptr) noexcept {
@@ -9610,9 +9647,7 @@ class file_sink final : public output_sink {
     } catch (...) {
       failure = "out of memory";
     }
-    file_.close();
-    if (failure != nullptr) file_.fail(failure);
-    return write_outcome(path_, what_, file_.error());
+    return file_.finish(what_, failure);
   }
 
  protected:
@@ -9620,7 +9655,6 @@ class file_sink final : public output_sink {
 
  private:
   output_file file_;
-  std::string path_;
   const char* what_;
 };
 
@@ -9685,7 +9719,7 @@ class gzip_sink final : public output_sink {
   /// zlib's fastest level: traces are large and repetitive, so it already shrinks them several times over.
   static constexpr int level = 1;
 
-  gzip_sink(const std::string& path, const char* what) : file_(path), path_(path), what_(what) {
+  gzip_sink(const std::string& path, const char* what) : file_(path), what_(what) {
     if (!file_.ok()) return;
     out_.reset(new unsigned char[out_size]);
     const int rc = deflateInit2(&z_, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);  // 16: gzip wrapper
@@ -9706,9 +9740,7 @@ class gzip_sink final : public output_sink {
     if (failure == nullptr) deflate_into_file(nullptr, 0, Z_FINISH);
     if (open_) deflateEnd(&z_);
     open_ = false;
-    file_.close();
-    if (failure != nullptr) file_.fail(failure);
-    return write_outcome(path_, what_, file_.error());
+    return file_.finish(what_, failure);
   }
 
  protected:
@@ -9748,7 +9780,6 @@ class gzip_sink final : public output_sink {
   }
 
   output_file file_;
-  std::string path_;
   const char* what_;
   z_stream z_{};
   std::unique_ptr<unsigned char[]> out_;

@@ -133,7 +133,9 @@ struct duration_stats {
 
 /// @brief One bucket of a duration histogram: `count` values in [lower_ns, upper_ns] (both inclusive).
 /// Buckets are those of the statistics' log histogram (64 per power of two above 128 ns, one per value
-/// below), so a bucket is at most 1/64 of its lower bound wide.
+/// below), so a bucket is at most 1/64 of its lower bound wide. Host figures kept in clock ticks shorter
+/// than 1 ns are converted bucket by bucket, to within 1 ns; buckets that round to the same nanosecond
+/// are joined into one, so the buckets of a row never overlap.
 struct histogram_bin {
   std::int64_t lower_ns = 0;
   std::int64_t upper_ns = 0;

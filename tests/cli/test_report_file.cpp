@@ -79,6 +79,42 @@ TEST_CASE("cli report file: a saved report reads back into the same tables, and 
   CHECK(text.find("rank 3 of 8") != std::string::npos);
 }
 
+TEST_CASE("cli report file: a report folded in clock ticks under 1 ns reads back (its buckets do not overlap)") {
+  // The tables of a real run come from the drain's fold, kept in host clock ticks. At 0.385 ns per tick
+  // (a 2.6 GHz TSC) the one-tick buckets below 128 ticks are narrower than a nanosecond, and two of them
+  // can round to the same ns: the report must join them, or its own reader refuses it.
+  std::vector<sptest::raw_instance> records;
+  for (std::int64_t v = 0; v <= 600; ++v) records.push_back(sptest::host_record(0, 0, 1000 + 1000 * v, 1000 + 1000 * v + v));
+  auto snap = sptest::one_thread_snapshot("tick.cpp", {"tiny"}, std::move(records));
+  snap.folded.present = true;
+  snap.folded.ns_per_tick = 0.385;
+  const std::uint32_t node = snap.folded.tree.child(scopeprof::detail::path_tree::root, 0);
+  for (std::int64_t v = 0; v <= 600; ++v) {
+    snap.folded.tree.at(node).stats.host_total.add(v);
+    snap.folded.tree.at(node).stats.host_self.add(v);
+  }
+  const scopeprof::report original = scopeprof::detail::build_report(std::move(snap));
+  const auto* row = original.find("tiny");
+  REQUIRE(row != nullptr);
+  CHECK(row->calls == 601);
+  const auto& bins = row->host_histogram;
+  REQUIRE_FALSE(bins.empty());
+  std::uint64_t binned = 0;
+  for (std::size_t i = 0; i < bins.size(); ++i) {
+    CHECK(bins[i].lower_ns <= bins[i].upper_ns);
+    if (i) CHECK(bins[i - 1].upper_ns < bins[i].lower_ns);
+    binned += bins[i].count;
+  }
+  CHECK(binned == 601);
+  CHECK(bins.front().lower_ns == 0);
+  CHECK(bins.back().upper_ns >= 231);  // 600 ticks: 231 ns
+  report_file f;
+  std::string error;
+  REQUIRE_MESSAGE(parse_report(original.json(), "r.json", f, error), error);
+  CHECK(f.report.find("tiny")->host_histogram.size() == bins.size());
+  CHECK(comparable(f.report.json()) == comparable(original.json()));
+}
+
 TEST_CASE("cli report file: gzip reports read like plain ones, and damaged ones are refused") {
   sptest::temp_dir dir;
   const scopeprof::report original = cli_test::rank_report(0, 1, 5);

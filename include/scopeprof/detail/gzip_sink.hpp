@@ -41,7 +41,7 @@ class gzip_sink final : public output_sink {
   /// zlib's fastest level: traces are large and repetitive, so it already shrinks them several times over.
   static constexpr int level = 1;
 
-  gzip_sink(const std::string& path, const char* what) : file_(path), path_(path), what_(what) {
+  gzip_sink(const std::string& path, const char* what) : file_(path), what_(what) {
     if (!file_.ok()) return;
     out_.reset(new unsigned char[out_size]);
     const int rc = deflateInit2(&z_, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);  // 16: gzip wrapper
@@ -62,9 +62,7 @@ class gzip_sink final : public output_sink {
     if (failure == nullptr) deflate_into_file(nullptr, 0, Z_FINISH);
     if (open_) deflateEnd(&z_);
     open_ = false;
-    file_.close();
-    if (failure != nullptr) file_.fail(failure);
-    return write_outcome(path_, what_, file_.error());
+    return file_.finish(what_, failure);
   }
 
  protected:
@@ -104,7 +102,6 @@ class gzip_sink final : public output_sink {
   }
 
   output_file file_;
-  std::string path_;
   const char* what_;
   z_stream z_{};
   std::unique_ptr<unsigned char[]> out_;

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
+#include <sys/stat.h>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -125,18 +126,33 @@ class ostream_sink final : public output_sink {
   std::ostream& out_;
 };
 
+/// "scopeprof: cannot write <what> to '<path>': <why>", or success when `why` is nullptr.
+inline write_result write_outcome(const std::string& path, const char* what, const char* why) noexcept {
+  try {
+    if (why == nullptr) return write_result();
+    if (path.empty()) return write_result::failure(std::string("scopeprof: cannot write ") + what + ": " + why);
+    return write_result::failure(std::string("scopeprof: cannot write ") + what + " to '" + path + "': " + why);
+  } catch (...) {
+    return write_result::failure("scopeprof: cannot write the report: out of memory");
+  }
+}
+
 /// A file opened for writing. The first failure is kept (errno's text, or the reason given to fail())
-/// and later writes are skipped.
+/// and later writes are skipped. A failed write removes the file only when this write created it: a path
+/// that was there before (a device such as /dev/stdout, a link, a pipe) is never removed.
 class output_file {
  public:
-  explicit output_file(const std::string& path) {
+  explicit output_file(const std::string& path) : path_(path) {
     if (path.empty()) {
       error_ = "empty path";
       return;
     }
+    struct stat st;
+    existed_ = ::lstat(path.c_str(), &st) == 0;
     errno = 0;
     file_ = std::fopen(path.c_str(), "wb");
     if (file_ == nullptr) fail_errno();
+    else created_ = !existed_;
   }
   ~output_file() { close(); }
   output_file(const output_file&) = delete;
@@ -162,29 +178,41 @@ class output_file {
     if (std::fclose(file_) != 0) fail_errno();
     file_ = nullptr;
   }
+  /// Close, keep `failure` (non-null: the serializer's own) and say what happened. After a failure a
+  /// file this write created is removed, and the message says so.
+  write_result finish(const char* what, const char* failure) noexcept {
+    close();
+    if (failure != nullptr) fail(failure);
+    if (error_ != nullptr && created_ && std::remove(path_.c_str()) == 0) {
+      created_ = false;
+      return write_outcome_removed(what);
+    }
+    return write_outcome(path_, what, error_);
+  }
 
  private:
   void fail_errno() noexcept { fail(std::strerror(errno != 0 ? errno : EIO)); }
+  write_result write_outcome_removed(const char* what) const noexcept;
 
   std::FILE* file_ = nullptr;
   const char* error_ = nullptr;
+  std::string path_;
+  bool existed_ = false;  // something was at the path before the write
+  bool created_ = false;  // this write created the file (and may remove it after a failure)
 };
 
-/// "scopeprof: cannot write <what> to '<path>': <why>", or success when `why` is nullptr.
-inline write_result write_outcome(const std::string& path, const char* what, const char* why) noexcept {
+inline write_result output_file::write_outcome_removed(const char* what) const noexcept {
   try {
-    if (why == nullptr) return write_result();
-    if (path.empty()) return write_result::failure(std::string("scopeprof: cannot write ") + what + ": " + why);
-    return write_result::failure(std::string("scopeprof: cannot write ") + what + " to '" + path + "': " + why);
+    return write_outcome(path_, what, (std::string(error_) + " (the partial file was removed)").c_str());
   } catch (...) {
-    return write_result::failure("scopeprof: cannot write the report: out of memory");
+    return write_outcome(path_, what, error_);
   }
 }
 
 /// Into a file, 1 MiB at a time. finish() flushes, closes and says what happened.
 class file_sink final : public output_sink {
  public:
-  file_sink(const std::string& path, const char* what) : file_(path), path_(path), what_(what) {}
+  file_sink(const std::string& path, const char* what) : file_(path), what_(what) {}
 
   /// Flush, close and report. `failure` (non-empty) is a failure of the serializer itself (out of memory).
   write_result finish(const char* failure = nullptr) noexcept {
@@ -193,9 +221,7 @@ class file_sink final : public output_sink {
     } catch (...) {
       failure = "out of memory";
     }
-    file_.close();
-    if (failure != nullptr) file_.fail(failure);
-    return write_outcome(path_, what_, file_.error());
+    return file_.finish(what_, failure);
   }
 
  protected:
@@ -203,7 +229,6 @@ class file_sink final : public output_sink {
 
  private:
   output_file file_;
-  std::string path_;
   const char* what_;
 };
 

@@ -40,7 +40,9 @@ inline duration_stats stats_of(const distribution& d, double scale = 1.0) noexce
   return s;
 }
 
-/// The non-empty buckets of `d`'s histogram, ascending (bounds times `scale`, as in stats_of()).
+/// The non-empty buckets of `d`'s histogram, ascending and disjoint (bounds times `scale`, as in
+/// stats_of()). With less than 1 ns per unit (a fast clock's ticks), buckets narrower than a nanosecond
+/// round to the same ns: such a bucket joins the one before it, so no two buckets share a value.
 inline std::vector<histogram_bin> histogram_of(const distribution& d, double scale = 1.0) {
   std::vector<histogram_bin> bins;
   d.histogram.for_each_bucket([&](std::int64_t lower, std::int64_t upper, std::uint64_t count) {
@@ -49,8 +51,13 @@ inline std::vector<histogram_bin> histogram_of(const distribution& d, double sca
       return;
     }
     const auto lo = static_cast<std::int64_t>(static_cast<double>(lower) * scale + 0.5);
-    const auto hi = static_cast<std::int64_t>(static_cast<double>(upper + 1) * scale + 0.5) - 1;
-    bins.push_back({lo, (std::max)(lo, hi), count});
+    const auto hi = (std::max)(lo, static_cast<std::int64_t>(static_cast<double>(upper + 1) * scale + 0.5) - 1);
+    if (!bins.empty() && lo <= bins.back().upper_ns) {
+      bins.back().upper_ns = (std::max)(bins.back().upper_ns, hi);
+      bins.back().count += count;
+      return;
+    }
+    bins.push_back({lo, hi, count});
   });
   return bins;
 }
