@@ -53,10 +53,14 @@ class capture_reporter : public benchmark::ConsoleReporter {
 
 /// benchmark::Initialize over `args` (args[0] the program), with every --benchmark_min_time in the linked
 /// release's form (gbench_compat.hpp). False, after saying which, when an argument was not recognised.
+/// The strings outlive the call: the library keeps a pointer to argv[0] and prints it as "Running ...".
 inline bool initialize(std::vector<std::string> args) {
-  for (std::size_t i = 1; i < args.size(); ++i) args[i] = min_time_flag<benchmark::BenchmarkReporter::Run>(args[i]);
-  std::vector<char*> cargs;
-  for (auto& a : args) cargs.push_back(a.data());
+  static std::vector<std::string> kept;
+  kept = std::move(args);
+  for (std::size_t i = 1; i < kept.size(); ++i) kept[i] = min_time_flag<benchmark::BenchmarkReporter::Run>(kept[i]);
+  static std::vector<char*> cargs;
+  cargs.clear();
+  for (auto& a : kept) cargs.push_back(a.data());
   int cargc = static_cast<int>(cargs.size());
   cargs.push_back(nullptr);
   benchmark::Initialize(&cargc, cargs.data());
