@@ -148,11 +148,11 @@ class output_file {
       return;
     }
     struct stat st;
-    existed_ = ::lstat(path.c_str(), &st) == 0;
+    const bool existed = ::lstat(path.c_str(), &st) == 0;
     errno = 0;
     file_ = std::fopen(path.c_str(), "wb");
     if (file_ == nullptr) fail_errno();
-    else created_ = !existed_;
+    else created_ = !existed;
   }
   ~output_file() { close(); }
   output_file(const output_file&) = delete;
@@ -184,30 +184,22 @@ class output_file {
     close();
     if (failure != nullptr) fail(failure);
     if (error_ != nullptr && created_ && std::remove(path_.c_str()) == 0) {
-      created_ = false;
-      return write_outcome_removed(what);
+      try {
+        return write_outcome(path_, what, (std::string(error_) + " (the partial file was removed)").c_str());
+      } catch (...) {  // out of memory: the message without the note
+      }
     }
     return write_outcome(path_, what, error_);
   }
 
  private:
   void fail_errno() noexcept { fail(std::strerror(errno != 0 ? errno : EIO)); }
-  write_result write_outcome_removed(const char* what) const noexcept;
 
   std::FILE* file_ = nullptr;
   const char* error_ = nullptr;
   std::string path_;
-  bool existed_ = false;  // something was at the path before the write
-  bool created_ = false;  // this write created the file (and may remove it after a failure)
+  bool created_ = false;  // this write created the file (nothing was at the path): it may remove it
 };
-
-inline write_result output_file::write_outcome_removed(const char* what) const noexcept {
-  try {
-    return write_outcome(path_, what, (std::string(error_) + " (the partial file was removed)").c_str());
-  } catch (...) {
-    return write_outcome(path_, what, error_);
-  }
-}
 
 /// Into a file, 1 MiB at a time. finish() flushes, closes and says what happened.
 class file_sink final : public output_sink {

@@ -53,7 +53,7 @@ inline std::vector<histogram_bin> histogram_of(const distribution& d, double sca
     const auto lo = static_cast<std::int64_t>(static_cast<double>(lower) * scale + 0.5);
     const auto hi = (std::max)(lo, static_cast<std::int64_t>(static_cast<double>(upper + 1) * scale + 0.5) - 1);
     if (!bins.empty() && lo <= bins.back().upper_ns) {
-      bins.back().upper_ns = (std::max)(bins.back().upper_ns, hi);
+      bins.back().upper_ns = hi;  // ends ascend, so hi is at least the bucket's upper bound
       bins.back().count += count;
       return;
     }
