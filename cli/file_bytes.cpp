@@ -124,15 +124,6 @@ std::string write_failure_text(const scopeprof::write_result& result) {
   return m.compare(0, prefix.size(), prefix) == 0 ? m.substr(prefix.size()) : m;
 }
 
-bool path_exists(const std::string& path) {
-  std::error_code ec;
-  return std::filesystem::exists(std::filesystem::symlink_status(path, ec));
-}
-
-void remove_if_created(const std::string& path, bool existed_before) {
-  if (!existed_before) std::remove(path.c_str());
-}
-
 bool write_file_text(const std::string& path, const std::string& text, std::string& error) {
   // The library's own file and gzip sinks, so the tool and the library write and fail alike (a partial
   // file the write created is removed there).

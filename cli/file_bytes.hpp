@@ -20,13 +20,6 @@ std::string describe_json_failure(const std::string& bytes);
 /// there before, such as /dev/stdout or a device, is never removed).
 bool write_file_text(const std::string& path, const std::string& text, std::string& error);
 
-/// Whether something (a file, a device, a dangling link) is at `path` now.
-bool path_exists(const std::string& path);
-
-/// Removes `path` after a failed write, unless it was there before the write (`existed_before`); for
-/// writes that fail outside the library's sinks (an input that cannot be read half-way through a merge).
-void remove_if_created(const std::string& path, bool existed_before);
-
 /// A failed write's message without the library's "scopeprof: " prefix (the command names itself first).
 std::string write_failure_text(const scopeprof::write_result& result);
 

@@ -180,9 +180,8 @@ bool merge_traces(const std::vector<std::string>& paths, const std::string& outp
   std::int64_t earliest = inputs.front().base_unix_ns;
   for (const auto& in : inputs) earliest = std::min(earliest, in.base_unix_ns);
 
-  // The library's own file and gzip sinks (1 MiB chunks); a failure in the middle stops the writing and
-  // the partial file is removed below, when this write created it.
-  const bool existed = path_exists(output);
+  // The library's own file and gzip sinks (1 MiB chunks). An input that cannot be read half-way abandons
+  // the write: the sink removes the partial file when this write created it, and `error` names the input.
   const scopeprof::write_result w = scopeprof::detail::write_to_path(output, "merged trace", [&](scopeprof::detail::output_sink& out) {
     write_head(out, inputs, world, program, earliest);
     bool first = true;
@@ -204,10 +203,10 @@ bool merge_traces(const std::vector<std::string>& paths, const std::string& outp
       if (!ok) break;
       for (const auto& ev : pass.missing_metadata()) emit(ev);
     }
-    out.append("\n]}\n");
+    if (!error.empty()) out.abandon("an input could not be read");
+    else out.append("\n]}\n");
   });
   if (error.empty() && !w) error = write_failure_text(w);
-  if (!error.empty()) remove_if_created(output, existed);
   return error.empty();
 }
 

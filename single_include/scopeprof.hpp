@@ -9485,10 +9485,18 @@ class output_sink {
   void row_done() {
     if (size() >= flush_at_) flush();
   }
+  /// The serializer cannot go on (an input it copies could not be read): the write fails with `why`,
+  /// nothing more reaches the destination, and a file the write created is removed. `why` must outlive
+  /// the write; the first reason is kept.
+  void abandon(const char* why) noexcept {
+    if (abandoned_ == nullptr) abandoned_ = why;
+  }
+  /// The reason given to abandon(), or nullptr.
+  const char* abandoned() const noexcept { return abandoned_; }
   /// Hand on what is buffered (also at the end of a serializer's work); an unbounded sink keeps it.
   void flush() {
     if (flush_at_ == unbounded) return;
-    if (size() != 0) consume(buffer_.data(), size());
+    if (size() != 0 && abandoned_ == nullptr) consume(buffer_.data(), size());  // abandoned: dropped
     if (direct_) used_ = 0;
     else buffer_.clear();
   }
@@ -9519,6 +9527,7 @@ class output_sink {
   std::size_t used_ = 0;    // bytes in use while direct_
   bool direct_ = false;     // buffer_.size() is the room, used_ the text
   std::size_t flush_at_;
+  const char* abandoned_ = nullptr;
 };
 
 /// Everything into one string (report::csv(), json(), chrome_trace()).
@@ -9651,7 +9660,7 @@ class file_sink final : public output_sink {
 };
 
 /// Serialize into a sink of type Sink (file_sink, gzip_sink): every failure, the serializer's own
-/// included, becomes a write_result.
+/// included (out of memory, or abandon()), becomes a write_result.
 template <class Sink, class Serialize>
 write_result write_through(const std::string& path, const char* what, Serialize& serialize) noexcept {
   try {
@@ -9661,7 +9670,7 @@ write_result write_through(const std::string& path, const char* what, Serialize&
     } catch (...) {
       return sink.finish("out of memory");
     }
-    return sink.finish();
+    return sink.finish(sink.abandoned());
   } catch (...) {
     return write_outcome(std::string(), what, "out of memory");
   }

@@ -11,6 +11,7 @@
 #include <scopeprof/detail/demangle.hpp>
 #include <scopeprof/detail/drain.hpp>
 #include <scopeprof/detail/env.hpp>
+#include <scopeprof/detail/gzip_sink.hpp>
 #include <scopeprof/detail/intervals.hpp>
 #include <scopeprof/detail/output_path.hpp>
 #include <scopeprof/detail/process_identity.hpp>

@@ -136,3 +136,38 @@ TEST_CASE("partial write: a path that was there before the write is never remove
     MESSAGE("no writable /dev/full here: the device case is skipped");
   }
 }
+
+TEST_CASE("partial write: a serializer that abandons the write fails it with its reason, and nothing is left") {
+  const sptest::temp_dir dir;
+  std::vector<std::string> suffixes = {""};
+#if SCOPEPROF_WITH_ZLIB
+  suffixes.push_back(".gz");
+#endif
+  // 3 MiB go out (three flushes reach the file) before an input it copies "cannot be read".
+  auto serialize = [](scopeprof::detail::output_sink& out) {
+    const std::string row(1024, 'x');
+    for (int i = 0; i < 3 * 1024; ++i) {
+      out.append(row);
+      out.row_done();
+    }
+    out.abandon("an input could not be read");
+    out.abandon("a second reason");  // the first is kept
+    out.append(row);                 // dropped, as is what was buffered
+  };
+  for (const std::string& gz : suffixes) {
+    const std::string path = dir / ("abandoned.trace.json" + gz);
+    CAPTURE(path);
+    const scopeprof::write_result res = scopeprof::detail::write_to_path(path, "merged trace", serialize);
+    CHECK_FALSE(res);
+    CHECK_MESSAGE(res.message() == "scopeprof: cannot write merged trace to '" + path +
+                                       "': an input could not be read (the partial file was removed)",
+                  res.message());
+    CHECK_FALSE(exists(path));
+    // A file that was there stays, cut short as it is (what was at the path is the user's).
+    REQUIRE(scopeprof::detail::write_to_path(path, "merged trace", [](scopeprof::detail::output_sink& out) { out.append("{}"); }));
+    const scopeprof::write_result again = scopeprof::detail::write_to_path(path, "merged trace", serialize);
+    CHECK_FALSE(again);
+    CHECK(again.message().find("partial file was removed") == std::string::npos);
+    CHECK(exists(path));
+  }
+}
