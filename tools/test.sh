@@ -4,7 +4,8 @@
 #   ./tools/test.sh                                   build in build/
 #   BUILD_DIR=build-rel ./tools/test.sh -- -DCMAKE_BUILD_TYPE=Release
 #
-# Arguments after `--` go to the CMake configure step. CTEST_PARALLEL_LEVEL runs tests in parallel.
+# Arguments after `--` go to the CMake configure step. Tests run as many at a time as there are cores
+# (CTEST_PARALLEL_LEVEL=1 runs them one by one); the GPU tests take the device one at a time.
 # Exits non-zero if any step or any test fails.
 set -euo pipefail
 
@@ -15,7 +16,7 @@ cmake_args=()
 while (($#)); do
   case "$1" in
     --) shift; cmake_args=("$@"); break ;;
-    -h | --help) sed -n '2,8s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,9s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) echo "test.sh: unknown argument '$1' (CMake arguments go after --)" >&2; exit 2 ;;
   esac
 done
@@ -34,5 +35,6 @@ cmake -S . -B "$build_dir" "${cmake_args[@]}"
 step "[3/4] build: cmake --build $build_dir -j $jobs"
 cmake --build "$build_dir" -j "$jobs"
 
-step "[4/4] test: ctest --test-dir $build_dir --output-on-failure"
+export CTEST_PARALLEL_LEVEL=${CTEST_PARALLEL_LEVEL:-$jobs}
+step "[4/4] test: ctest --test-dir $build_dir --output-on-failure (CTEST_PARALLEL_LEVEL=$CTEST_PARALLEL_LEVEL)"
 ctest --test-dir "$build_dir" --output-on-failure

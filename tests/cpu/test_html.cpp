@@ -351,7 +351,7 @@ TEST_CASE("write_html writes the page, or says where and why it could not") {
 #endif
 }
 
-TEST_CASE("SCOPEPROF_REPORT=*.html writes the HTML report when the program exits") {
+TEST_CASE("SCOPEPROF_REPORT=*.html writes the HTML report when the program exits" * doctest::test_suite("child_process")) {
   const sptest::temp_dir dir;
   std::string err;
   CHECK(run_at_exit_child(dir / "r.html", dir, err) == 0);
