@@ -1682,7 +1682,15 @@ struct device_record {
   std::int64_t begin_ns = 0;     // resolved times on the host timeline
   std::int64_t end_ns = 0;
 };
-enum device_record_state : std::uint32_t { dev_pending = 0, dev_resolved = 1, dev_captured = 2, dev_invalid = 3 };
+/// dev_span_only: resolved without a place on the host timeline (no timeline could keep it when it was
+/// resolved): end_ns - begin_ns is the span, begin_ns is 0.
+enum device_record_state : std::uint32_t {
+  dev_pending = 0,
+  dev_resolved = 1,
+  dev_captured = 2,
+  dev_invalid = 3,
+  dev_span_only = 4,
+};
 
 using device_chunk = log_chunk<device_record>;
 constexpr std::uint32_t device_chunk_records = 1024;
@@ -3968,6 +3976,7 @@ struct device_outcome {
   std::uintptr_t stream = 0;
   std::int32_t device = -1;
   device_status status = device_status::not_timed;
+  bool placed = true;  // ok: begin_ns and end_ns are on the host timeline (else end_ns - begin_ns is the span)
 };
 
 /// What the CUDA-event backend does for the drain; installed when device timing starts (null before, and
@@ -3977,7 +3986,10 @@ struct device_drain_hooks {
   /// waiting; with `wait`, first wait a bounded time for the newest pending event of each stream.
   /// `records` holds each thread's records in the order its scopes ended, thread after thread;
   /// `thread_ends[i]` is where the i-th thread's run ends (records past the last end have no known order).
-  void (*resolve)(std::vector<device_record*>& records, const std::vector<std::size_t>& thread_ends, bool wait) noexcept;
+  /// Without `place`, no timeline can keep these scopes: their spans are enough (dev_span_only), which
+  /// saves the backend a query per scope.
+  void (*resolve)(std::vector<device_record*>& records, const std::vector<std::size_t>& thread_ends, bool wait,
+                  bool place) noexcept;
   /// Records whose scopes were folded while their work still ran (or whose host record was dropped): their
   /// events are set aside until the GPU is done with them.
   void (*retire)(const std::vector<device_record*>& records) noexcept;
@@ -3991,9 +4003,11 @@ inline device_outcome outcome_of(const device_record& x) noexcept {
   out.device = x.device;
   switch (x.state) {
     case dev_resolved:
+    case dev_span_only:
       out.status = device_status::ok;
       out.begin_ns = x.begin_ns;
       out.end_ns = x.end_ns;
+      out.placed = x.state == dev_resolved;
       break;
     case dev_captured: out.status = device_status::captured; break;
     case dev_invalid: out.status = device_status::invalid; break;
@@ -4673,10 +4687,24 @@ inline void plan_interval(const registry& r, drain_state& d, const registry_view
   if (iv.parts.size() < iv.cuts.size() + 1) iv.parts.resize(iv.cuts.size() + 1);
 }
 
-/// Give one folded record to the timeline. May throw (out of memory).
+/// Whether the timeline may still keep scopes folded from now on: not with SCOPEPROF_TRACE=off, nor once
+/// `all` (or a window of steps) has reached SCOPEPROF_MAX_RECORDS. When it may not, device spans are
+/// resolved without their place on the host timeline.
+inline bool timeline_may_keep(const drain_state& d, const registry& r) noexcept {
+  switch (d.policy.mode) {
+    case trace_mode::off: return false;
+    case trace_mode::last: return true;
+    default: return d.kept < r.max_records.load(std::memory_order_relaxed);
+  }
+}
+
+/// Give one folded record to the timeline. May throw (out of memory). A device span resolved while no
+/// timeline could keep it has no place on the host timeline: kept after the policy changed (or the record
+/// cap was raised), such a scope is kept without its span (the tables have it).
 inline void keep_in_timeline(drain_state& d, const registry& r, thread_drain& td, const thread_buffer* owner,
-                             std::uint64_t index, const record& rec, const device_outcome& device,
+                             std::uint64_t index, const record& rec, const device_outcome& placed_or_not,
                              const joined_work& work) {
+  const device_outcome device = placed_or_not.placed ? placed_or_not : device_outcome{};
   bool keep = false;
   switch (d.policy.mode) {
     case trace_mode::all: keep = d.kept < r.max_records.load(std::memory_order_relaxed); break;
@@ -4777,8 +4805,9 @@ inline bool drain_thread(registry& r, drain_state& d, const thread_view& t, pass
 }
 
 /// Resolve what the GPU has finished among the device records not folded yet, every thread's at once
-/// (one round of CUDA set-up); an after_wait pass first waits, boundedly, for each stream. Under collect_mu.
-inline void resolve_device_work(drain_state& d, const registry_view& view, pass_scope scope) {
+/// (one round of CUDA set-up); an after_wait pass first waits, boundedly, for each stream. Spans are placed
+/// on the host timeline only while a timeline may keep them. Under collect_mu.
+inline void resolve_device_work(registry& r, drain_state& d, const registry_view& view, pass_scope scope) {
   const device_drain_hooks* hooks = g_device_drain.load(std::memory_order_acquire);
   if (hooks == nullptr) return;
   d.device_batch.clear();
@@ -4791,7 +4820,7 @@ inline void resolve_device_work(drain_state& d, const registry_view& view, pass_
     });
     d.device_batch_ends.push_back(d.device_batch.size());
   }
-  hooks->resolve(d.device_batch, d.device_batch_ends, scope == pass_scope::after_wait);
+  hooks->resolve(d.device_batch, d.device_batch_ends, scope == pass_scope::after_wait, timeline_may_keep(d, r));
 }
 
 /// One pass over the threads of `view` (read under collect_mu just before). Under collect_mu.
@@ -4802,7 +4831,7 @@ inline void drain_pass(registry& r, drain_state& d, const registry_view& view, p
   const bool intervals = d.intervals.active() && kind == pass_kind::fold;
   if (intervals) plan_interval(r, d, view);
   try {
-    resolve_device_work(d, view, scope);
+    resolve_device_work(r, d, view, scope);
   } catch (...) {
     // out of memory listing the device records: those not resolved are folded without a span or wait
   }
@@ -6131,6 +6160,8 @@ SCOPEPROF_NAMESPACE_END
 // bounded wait per stream for its newest event. cudaEventElapsedTime gives each pair's span and its begin
 // against a reference event whose host time is known; a fresh reference is taken at least every
 // reference_period, so the float offset from it stays short (its step under 8 ns) however long the run.
+// Where no timeline can keep the scopes (SCOPEPROF_TRACE=off, or the record cap reached), the span alone
+// is asked for: one elapsed-time call per scope instead of two.
 // Resolved events go back to the pool; reference events no record needs any more are destroyed.
 
 
@@ -6186,12 +6217,14 @@ inline void wait_for_streams(device_registry& d, const std::vector<device_record
 /// A new reference is taken at least this often while records are being resolved (ns).
 constexpr std::int64_t reference_period_ns = 100'000'000;
 
-/// One record: resolved, still captured, still running (pending: returns false), or invalid. `known_done`:
-/// a later end event of the same thread on the same stream is done, so this pair is too, and needs no query.
-inline bool resolve_one(device_registry& d, device_record& r, bool known_done = false) noexcept {
+/// One record: resolved (placed on the host timeline, or with `place` false its span only), still captured,
+/// still running (pending: returns false), or invalid. `known_done`: a later end event of the same thread on
+/// the same stream is done, so this pair is too, and needs no query.
+inline bool resolve_one(device_registry& d, device_record& r, bool place, bool known_done = false) noexcept {
   device_context& ctx = *d.devices[static_cast<std::size_t>(r.device)];
   const reference_event* ref = reference_for(ctx, r);
-  if (ctx.failed.load(std::memory_order_acquire) || !ctx.ready.load(std::memory_order_acquire) || ref == nullptr) {
+  if (ctx.failed.load(std::memory_order_acquire) || !ctx.ready.load(std::memory_order_acquire) ||
+      (place && ref == nullptr)) {
     r.state = dev_invalid;
     return true;
   }
@@ -6212,7 +6245,7 @@ inline bool resolve_one(device_registry& d, device_record& r, bool known_done = 
   cudaError_t e = known_done ? cudaSuccess : cudaEventQuery(end);
   if (e != cudaErrorNotReady) {  // (any other error: the elapsed time below gives its own)
     e = cudaEventElapsedTime(&span_ms, begin, end);
-    if (e == cudaSuccess) e = cudaEventElapsedTime(&offset_ms, ref->event, begin);
+    if (e == cudaSuccess && place) e = cudaEventElapsedTime(&offset_ms, ref->event, begin);
   }
   if (e == cudaErrorNotReady) {
     // Not run yet: a captured graph not replayed, or work still queued behind something slow.
@@ -6229,9 +6262,9 @@ inline bool resolve_one(device_registry& d, device_record& r, bool known_done = 
     r.state = dev_invalid;
     return true;
   }
-  r.begin_ns = ref->host_ns + std::llround(static_cast<double>(offset_ms) * 1e6);
+  r.begin_ns = place ? ref->host_ns + std::llround(static_cast<double>(offset_ms) * 1e6) : 0;
   r.end_ns = r.begin_ns + std::llround(static_cast<double>(span_ms) * 1e6);
-  r.state = dev_resolved;  // a captured scope: the latest replay's span; a later collect may see a later one
+  r.state = place ? dev_resolved : dev_span_only;  // captured: the latest replay's; a later collect may see a later one
   ++ctx.scopes_timed;
   if (r.capture_id == 0) {  // captured events stay with the graph: every replay records them again
     give_back_event(begin, r.device);
@@ -6270,7 +6303,7 @@ inline std::ptrdiff_t done_prefix(const std::vector<device_record*>& run) noexce
 
 /// One thread's records [first, last): per (device, stream), the pending ones resolved up to the first still
 /// running (done_prefix), the done ones without queries of their own; captured ones one by one.
-inline void resolve_thread_run(device_registry& d, device_record* const* first, device_record* const* last) {
+inline void resolve_thread_run(device_registry& d, device_record* const* first, device_record* const* last, bool place) {
   struct stream_run {
     int device;
     void* stream;
@@ -6280,7 +6313,7 @@ inline void resolve_thread_run(device_registry& d, device_record* const* first, 
   for (auto it = first; it != last; ++it) {
     device_record* r = *it;
     if (r->capture_id != 0) {
-      if (r->state == dev_pending || r->state == dev_captured) resolve_one(d, *r);
+      if (r->state == dev_pending || r->state == dev_captured) resolve_one(d, *r, place);
       continue;
     }
     if (r->state != dev_pending) continue;
@@ -6293,10 +6326,10 @@ inline void resolve_thread_run(device_registry& d, device_record* const* first, 
     const std::ptrdiff_t done = done_prefix(s.records);
     if (done < 0) {
       for (device_record* r : s.records)
-        if (!resolve_one(d, *r)) break;
+        if (!resolve_one(d, *r, place)) break;
       continue;
     }
-    for (std::ptrdiff_t i = 0; i < done; ++i) resolve_one(d, *s.records[static_cast<std::size_t>(i)], true);
+    for (std::ptrdiff_t i = 0; i < done; ++i) resolve_one(d, *s.records[static_cast<std::size_t>(i)], place, true);
   }
 }
 
@@ -6304,11 +6337,11 @@ inline void resolve_thread_run(device_registry& d, device_record* const* first, 
 /// thread_ends[1]...) by resolve_thread_run; the records after the last run (set aside by reset(), of any
 /// thread, in no known order) one query each, and none after a stream's first still running.
 inline void resolve_in_order(device_registry& d, const std::vector<device_record*>& all,
-                             const std::vector<std::size_t>& thread_ends) {
+                             const std::vector<std::size_t>& thread_ends, bool place) {
   std::size_t from = 0;
   for (std::size_t end : thread_ends) {
     end = (std::min)(end, all.size());
-    if (end > from) resolve_thread_run(d, all.data() + from, all.data() + end);
+    if (end > from) resolve_thread_run(d, all.data() + from, all.data() + end, place);
     from = (std::max)(from, end);
   }
   std::vector<std::pair<int, void*>> busy;  // (device, stream) with work still running
@@ -6317,7 +6350,7 @@ inline void resolve_in_order(device_registry& d, const std::vector<device_record
     if (r->state != dev_pending && r->state != dev_captured) continue;
     const std::pair<int, void*> key{r->device, r->stream};
     if (r->capture_id == 0 && std::find(busy.begin(), busy.end(), key) != busy.end()) continue;
-    if (!resolve_one(d, *r)) busy.push_back(key);
+    if (!resolve_one(d, *r, place)) busy.push_back(key);
   }
 }
 
@@ -6341,10 +6374,10 @@ inline void prune_references(device_context& ctx, const std::vector<std::pair<in
 /// waiting; with `wait` (a pass for collect(), reset() or a dump), after one bounded wait per stream. Never
 /// touches an event whose capture is still open; recycles resolved events; takes a fresh reference per
 /// device in use when asked to wait or when the newest is reference_period old, and destroys those no
-/// pending record needs. `thread_ends`: see device_drain_hooks::resolve. Called with the registry's
-/// collect_mu held (and no other lock).
+/// pending record needs. `thread_ends` and `place`: see device_drain_hooks::resolve. Called with the
+/// registry's collect_mu held (and no other lock).
 inline void resolve_device_records(std::vector<device_record*>& records, const std::vector<std::size_t>& thread_ends,
-                                   bool wait) noexcept {
+                                   bool wait, bool place) noexcept {
   device_registry& d = the_devices();
   if ((records.empty() && d.retired.empty()) || d.count == 0) return;
   const cudaError_t pending = cudaPeekAtLastError();
@@ -6357,7 +6390,7 @@ inline void resolve_device_records(std::vector<device_record*>& records, const s
     std::vector<device_record*> all(records);
     for (device_record& r : d.retired) all.push_back(&r);
     if (wait) wait_for_streams(d, all);
-    resolve_in_order(d, all, thread_ends);
+    resolve_in_order(d, all, thread_ends, place);
     flush_event_cache(t_event_cache);
     std::vector<std::pair<int, std::uint32_t>> still_pending;  // (device, generation) of unresolved records
     for (const device_record* r : all)
@@ -6443,7 +6476,7 @@ inline constexpr device_drain_hooks cuda_drain_hooks{&resolve_device_records, &r
 
 #else  // !SCOPEPROF_WITH_CUDA
 
-inline void resolve_device_records(std::vector<device_record*>&, const std::vector<std::size_t>&, bool) noexcept {}
+inline void resolve_device_records(std::vector<device_record*>&, const std::vector<std::size_t>&, bool, bool) noexcept {}
 inline void retire_device_records(const std::vector<device_record*>&) noexcept {}
 
 #endif

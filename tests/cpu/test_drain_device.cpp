@@ -2,8 +2,8 @@
 // device-timed scope stores them (right after its host record), and a stand-in for the CUDA backend's
 // hooks "finishes" them when the test says the GPU has. Checked: spans fold with their scopes into every
 // table under any timeline policy, a background pass waits for the GPU and never for a lock, a complete
-// pass folds what still runs without a span and hands those events back, and the device log's memory goes
-// back as the drain moves on.
+// pass folds what still runs without a span and hands those events back, the device log's memory goes
+// back as the drain moves on, and spans are placed on the host timeline only while a timeline may keep them.
 #include "json_check.hpp"
 #include "report_lookup.hpp"
 #include "temp_files.hpp"
@@ -15,6 +15,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <sstream>
 #include <string>
@@ -27,21 +28,37 @@ namespace {
 using namespace scopeprof;
 using sptest::flat;
 
-// The stand-in GPU: records of host index below `finished_below` are done; with `finish_on_wait` a
-// complete pass's bounded wait finishes everything.
+// The stand-in GPU: records of host index below `finished_below` are done, but for `still_running`; with
+// `finish_on_wait` a complete pass's bounded wait finishes everything. It counts the calls that asked for
+// places on the host timeline and those that asked for spans only.
 std::atomic<std::uint64_t> finished_below{0};
+std::atomic<std::uint64_t> still_running{detail::no_record};
 std::atomic<bool> finish_on_wait{false};
 std::atomic<std::uint64_t> retired{0};
 std::atomic<bool> replayed{false};  // captured scopes: the graph has been replayed
+std::atomic<std::uint64_t> placing_calls{0}, span_only_calls{0};
 
-void fake_resolve(std::vector<detail::device_record*>& records, const std::vector<std::size_t>&, bool wait) noexcept {
+// A record the stand-in finished: placed as add_device() said, or (as the CUDA backend does without
+// `place`) its span alone.
+void finish(detail::device_record& x, bool place) {
+  if (!place) {
+    x.end_ns -= x.begin_ns;
+    x.begin_ns = 0;
+  }
+  x.state = place ? detail::dev_resolved : detail::dev_span_only;
+}
+
+void fake_resolve(std::vector<detail::device_record*>& records, const std::vector<std::size_t>&, bool wait,
+                  bool place) noexcept {
+  (place ? placing_calls : span_only_calls).fetch_add(1);
   for (detail::device_record* x : records) {
     if (x->capture_id != 0) {
-      if (x->state == detail::dev_pending || x->state == detail::dev_captured)
-        x->state = replayed.load() ? detail::dev_resolved : detail::dev_captured;
-    } else if (x->state == detail::dev_pending &&
+      if (x->state != detail::dev_pending && x->state != detail::dev_captured) continue;
+      if (replayed.load()) finish(*x, place);
+      else x->state = detail::dev_captured;
+    } else if (x->state == detail::dev_pending && x->host_index != still_running.load() &&
                (x->host_index < finished_below.load() || (wait && finish_on_wait.load()))) {
-      x->state = detail::dev_resolved;
+      finish(*x, place);
     }
   }
 }
@@ -55,11 +72,14 @@ struct fake_gpu {
   explicit fake_gpu(const char* trace) {
     reset();
     finished_below = ~std::uint64_t{0};
+    still_running = detail::no_record;
     finish_on_wait = false;
     retired = 0;
     replayed = false;
     detail::g_device_drain.store(&fake_hooks);
-    REQUIRE(set_trace_policy(trace));
+    REQUIRE(set_trace_policy(trace));  // (its pass may run under the policy before)
+    placing_calls = 0;
+    span_only_calls = 0;
   }
   ~fake_gpu() {
     reset();
@@ -322,4 +342,76 @@ TEST_CASE("drain, device: a captured scope waits for its graph's first replay, f
   CHECK(flat(again, "devfold inner")->device_calls == 2);
   CHECK(flat(again, "devfold inner")->device_captured == 1);
   CHECK(flat(again, "devfold outer")->device_calls == 2);
+}
+
+TEST_CASE("drain, device: spans are placed on the host timeline only while a timeline may keep them") {
+  SUBCASE("off: spans only, and the tables are whole") {
+    fake_gpu gpu("off");
+    (void)this_thread();
+    device_steps(50);
+    check_device_tables(collect(), 50);
+    CHECK(span_only_calls.load() > 0);
+    CHECK(placing_calls.load() == 0);
+  }
+  SUBCASE("all, and last:N: placed") {
+    for (const char* trace : {"all", "last:10"}) {
+      CAPTURE(trace);
+      fake_gpu gpu(trace);
+      (void)this_thread();
+      device_steps(50);
+      const report r = collect();
+      check_device_tables(r, 50);
+      CHECK(placing_calls.load() > 0);
+      CHECK(span_only_calls.load() == 0);
+      for (const auto& s : r.instances())
+        if (s.device == device_status::ok) CHECK(s.device_begin_ns >= 1'000'000);  // where add_device put it
+    }
+  }
+  SUBCASE("all and steps:A-B, once the timeline holds SCOPEPROF_MAX_RECORDS: spans only") {
+    const auto d = std::make_unique<detail::drain_state>();
+    const detail::registry& r = detail::the_registry();
+    const std::uint64_t cap = r.max_records.load();
+    for (const detail::trace_mode mode : {detail::trace_mode::all, detail::trace_mode::steps}) {
+      d->policy.mode = mode;
+      d->kept = cap - 1;
+      CHECK(detail::timeline_may_keep(*d, r));
+      d->kept = cap;
+      CHECK_FALSE(detail::timeline_may_keep(*d, r));
+    }
+    d->policy.mode = detail::trace_mode::last;
+    CHECK(detail::timeline_may_keep(*d, r));  // the ring takes every scope, and lets the oldest go
+    d->policy.mode = detail::trace_mode::off;
+    d->kept = 0;
+    CHECK_FALSE(detail::timeline_may_keep(*d, r));
+  }
+  SUBCASE("a span resolved unplaced and kept after the policy changed: in the tables, not in the timeline") {
+    fake_gpu gpu("off");
+    detail::thread_buffer& b = this_thread();
+    const std::uint64_t first = b.records.published.load();
+    { PROF_SCOPE("devfold inner"); }
+    add_device(1'000'000, 1'000'020);  // still running: the fold stops here
+    { PROF_SCOPE("devfold outer"); }
+    add_device(1'000'100, 1'000'200);  // finished, on the same stream as far as the fold knows
+    still_running = first;
+    pass(detail::pass_scope::background);
+    CHECK(folded_of(b) == first);
+    REQUIRE(set_trace_policy("all"));
+    still_running = detail::no_record;
+    const report r = collect();
+    CHECK(flat(r, "devfold inner")->device_calls == 1);
+    CHECK(flat(r, "devfold outer")->device_calls == 1);
+    CHECK(flat(r, "devfold outer")->device_total_ns == 100);
+    std::uint64_t inner_timed = 0, outer_kept = 0, outer_timed = 0;
+    for (const auto& s : r.instances()) {
+      const std::string& name = r.sites()[s.site].name;
+      if (name == "devfold inner") inner_timed += s.device == device_status::ok;
+      if (name == "devfold outer") {
+        ++outer_kept;
+        outer_timed += s.device == device_status::ok;
+      }
+    }
+    CHECK(inner_timed == 1);  // resolved after the change: placed
+    CHECK(outer_kept == 1);
+    CHECK(outer_timed == 0);  // resolved before it, without a place
+  }
 }

@@ -3,6 +3,8 @@
 // bounded wait per stream for its newest event. cudaEventElapsedTime gives each pair's span and its begin
 // against a reference event whose host time is known; a fresh reference is taken at least every
 // reference_period, so the float offset from it stays short (its step under 8 ns) however long the run.
+// Where no timeline can keep the scopes (SCOPEPROF_TRACE=off, or the record cap reached), the span alone
+// is asked for: one elapsed-time call per scope instead of two.
 // Resolved events go back to the pool; reference events no record needs any more are destroyed.
 #pragma once
 
@@ -64,12 +66,14 @@ inline void wait_for_streams(device_registry& d, const std::vector<device_record
 /// A new reference is taken at least this often while records are being resolved (ns).
 constexpr std::int64_t reference_period_ns = 100'000'000;
 
-/// One record: resolved, still captured, still running (pending: returns false), or invalid. `known_done`:
-/// a later end event of the same thread on the same stream is done, so this pair is too, and needs no query.
-inline bool resolve_one(device_registry& d, device_record& r, bool known_done = false) noexcept {
+/// One record: resolved (placed on the host timeline, or with `place` false its span only), still captured,
+/// still running (pending: returns false), or invalid. `known_done`: a later end event of the same thread on
+/// the same stream is done, so this pair is too, and needs no query.
+inline bool resolve_one(device_registry& d, device_record& r, bool place, bool known_done = false) noexcept {
   device_context& ctx = *d.devices[static_cast<std::size_t>(r.device)];
   const reference_event* ref = reference_for(ctx, r);
-  if (ctx.failed.load(std::memory_order_acquire) || !ctx.ready.load(std::memory_order_acquire) || ref == nullptr) {
+  if (ctx.failed.load(std::memory_order_acquire) || !ctx.ready.load(std::memory_order_acquire) ||
+      (place && ref == nullptr)) {
     r.state = dev_invalid;
     return true;
   }
@@ -90,7 +94,7 @@ inline bool resolve_one(device_registry& d, device_record& r, bool known_done = 
   cudaError_t e = known_done ? cudaSuccess : cudaEventQuery(end);
   if (e != cudaErrorNotReady) {  // (any other error: the elapsed time below gives its own)
     e = cudaEventElapsedTime(&span_ms, begin, end);
-    if (e == cudaSuccess) e = cudaEventElapsedTime(&offset_ms, ref->event, begin);
+    if (e == cudaSuccess && place) e = cudaEventElapsedTime(&offset_ms, ref->event, begin);
   }
   if (e == cudaErrorNotReady) {
     // Not run yet: a captured graph not replayed, or work still queued behind something slow.
@@ -107,9 +111,9 @@ inline bool resolve_one(device_registry& d, device_record& r, bool known_done = 
     r.state = dev_invalid;
     return true;
   }
-  r.begin_ns = ref->host_ns + std::llround(static_cast<double>(offset_ms) * 1e6);
+  r.begin_ns = place ? ref->host_ns + std::llround(static_cast<double>(offset_ms) * 1e6) : 0;
   r.end_ns = r.begin_ns + std::llround(static_cast<double>(span_ms) * 1e6);
-  r.state = dev_resolved;  // a captured scope: the latest replay's span; a later collect may see a later one
+  r.state = place ? dev_resolved : dev_span_only;  // captured: the latest replay's; a later collect may see a later one
   ++ctx.scopes_timed;
   if (r.capture_id == 0) {  // captured events stay with the graph: every replay records them again
     give_back_event(begin, r.device);
@@ -148,7 +152,7 @@ inline std::ptrdiff_t done_prefix(const std::vector<device_record*>& run) noexce
 
 /// One thread's records [first, last): per (device, stream), the pending ones resolved up to the first still
 /// running (done_prefix), the done ones without queries of their own; captured ones one by one.
-inline void resolve_thread_run(device_registry& d, device_record* const* first, device_record* const* last) {
+inline void resolve_thread_run(device_registry& d, device_record* const* first, device_record* const* last, bool place) {
   struct stream_run {
     int device;
     void* stream;
@@ -158,7 +162,7 @@ inline void resolve_thread_run(device_registry& d, device_record* const* first, 
   for (auto it = first; it != last; ++it) {
     device_record* r = *it;
     if (r->capture_id != 0) {
-      if (r->state == dev_pending || r->state == dev_captured) resolve_one(d, *r);
+      if (r->state == dev_pending || r->state == dev_captured) resolve_one(d, *r, place);
       continue;
     }
     if (r->state != dev_pending) continue;
@@ -171,10 +175,10 @@ inline void resolve_thread_run(device_registry& d, device_record* const* first, 
     const std::ptrdiff_t done = done_prefix(s.records);
     if (done < 0) {
       for (device_record* r : s.records)
-        if (!resolve_one(d, *r)) break;
+        if (!resolve_one(d, *r, place)) break;
       continue;
     }
-    for (std::ptrdiff_t i = 0; i < done; ++i) resolve_one(d, *s.records[static_cast<std::size_t>(i)], true);
+    for (std::ptrdiff_t i = 0; i < done; ++i) resolve_one(d, *s.records[static_cast<std::size_t>(i)], place, true);
   }
 }
 
@@ -182,11 +186,11 @@ inline void resolve_thread_run(device_registry& d, device_record* const* first, 
 /// thread_ends[1]...) by resolve_thread_run; the records after the last run (set aside by reset(), of any
 /// thread, in no known order) one query each, and none after a stream's first still running.
 inline void resolve_in_order(device_registry& d, const std::vector<device_record*>& all,
-                             const std::vector<std::size_t>& thread_ends) {
+                             const std::vector<std::size_t>& thread_ends, bool place) {
   std::size_t from = 0;
   for (std::size_t end : thread_ends) {
     end = (std::min)(end, all.size());
-    if (end > from) resolve_thread_run(d, all.data() + from, all.data() + end);
+    if (end > from) resolve_thread_run(d, all.data() + from, all.data() + end, place);
     from = (std::max)(from, end);
   }
   std::vector<std::pair<int, void*>> busy;  // (device, stream) with work still running
@@ -195,7 +199,7 @@ inline void resolve_in_order(device_registry& d, const std::vector<device_record
     if (r->state != dev_pending && r->state != dev_captured) continue;
     const std::pair<int, void*> key{r->device, r->stream};
     if (r->capture_id == 0 && std::find(busy.begin(), busy.end(), key) != busy.end()) continue;
-    if (!resolve_one(d, *r)) busy.push_back(key);
+    if (!resolve_one(d, *r, place)) busy.push_back(key);
   }
 }
 
@@ -219,10 +223,10 @@ inline void prune_references(device_context& ctx, const std::vector<std::pair<in
 /// waiting; with `wait` (a pass for collect(), reset() or a dump), after one bounded wait per stream. Never
 /// touches an event whose capture is still open; recycles resolved events; takes a fresh reference per
 /// device in use when asked to wait or when the newest is reference_period old, and destroys those no
-/// pending record needs. `thread_ends`: see device_drain_hooks::resolve. Called with the registry's
-/// collect_mu held (and no other lock).
+/// pending record needs. `thread_ends` and `place`: see device_drain_hooks::resolve. Called with the
+/// registry's collect_mu held (and no other lock).
 inline void resolve_device_records(std::vector<device_record*>& records, const std::vector<std::size_t>& thread_ends,
-                                   bool wait) noexcept {
+                                   bool wait, bool place) noexcept {
   device_registry& d = the_devices();
   if ((records.empty() && d.retired.empty()) || d.count == 0) return;
   const cudaError_t pending = cudaPeekAtLastError();
@@ -235,7 +239,7 @@ inline void resolve_device_records(std::vector<device_record*>& records, const s
     std::vector<device_record*> all(records);
     for (device_record& r : d.retired) all.push_back(&r);
     if (wait) wait_for_streams(d, all);
-    resolve_in_order(d, all, thread_ends);
+    resolve_in_order(d, all, thread_ends, place);
     flush_event_cache(t_event_cache);
     std::vector<std::pair<int, std::uint32_t>> still_pending;  // (device, generation) of unresolved records
     for (const device_record* r : all)
@@ -321,7 +325,7 @@ inline constexpr device_drain_hooks cuda_drain_hooks{&resolve_device_records, &r
 
 #else  // !SCOPEPROF_WITH_CUDA
 
-inline void resolve_device_records(std::vector<device_record*>&, const std::vector<std::size_t>&, bool) noexcept {}
+inline void resolve_device_records(std::vector<device_record*>&, const std::vector<std::size_t>&, bool, bool) noexcept {}
 inline void retire_device_records(const std::vector<device_record*>&) noexcept {}
 
 #endif

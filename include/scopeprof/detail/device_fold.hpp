@@ -42,6 +42,7 @@ struct device_outcome {
   std::uintptr_t stream = 0;
   std::int32_t device = -1;
   device_status status = device_status::not_timed;
+  bool placed = true;  // ok: begin_ns and end_ns are on the host timeline (else end_ns - begin_ns is the span)
 };
 
 /// What the CUDA-event backend does for the drain; installed when device timing starts (null before, and
@@ -51,7 +52,10 @@ struct device_drain_hooks {
   /// waiting; with `wait`, first wait a bounded time for the newest pending event of each stream.
   /// `records` holds each thread's records in the order its scopes ended, thread after thread;
   /// `thread_ends[i]` is where the i-th thread's run ends (records past the last end have no known order).
-  void (*resolve)(std::vector<device_record*>& records, const std::vector<std::size_t>& thread_ends, bool wait) noexcept;
+  /// Without `place`, no timeline can keep these scopes: their spans are enough (dev_span_only), which
+  /// saves the backend a query per scope.
+  void (*resolve)(std::vector<device_record*>& records, const std::vector<std::size_t>& thread_ends, bool wait,
+                  bool place) noexcept;
   /// Records whose scopes were folded while their work still ran (or whose host record was dropped): their
   /// events are set aside until the GPU is done with them.
   void (*retire)(const std::vector<device_record*>& records) noexcept;
@@ -65,9 +69,11 @@ inline device_outcome outcome_of(const device_record& x) noexcept {
   out.device = x.device;
   switch (x.state) {
     case dev_resolved:
+    case dev_span_only:
       out.status = device_status::ok;
       out.begin_ns = x.begin_ns;
       out.end_ns = x.end_ns;
+      out.placed = x.state == dev_resolved;
       break;
     case dev_captured: out.status = device_status::captured; break;
     case dev_invalid: out.status = device_status::invalid; break;

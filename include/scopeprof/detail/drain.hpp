@@ -165,10 +165,24 @@ inline void plan_interval(const registry& r, drain_state& d, const registry_view
   if (iv.parts.size() < iv.cuts.size() + 1) iv.parts.resize(iv.cuts.size() + 1);
 }
 
-/// Give one folded record to the timeline. May throw (out of memory).
+/// Whether the timeline may still keep scopes folded from now on: not with SCOPEPROF_TRACE=off, nor once
+/// `all` (or a window of steps) has reached SCOPEPROF_MAX_RECORDS. When it may not, device spans are
+/// resolved without their place on the host timeline.
+inline bool timeline_may_keep(const drain_state& d, const registry& r) noexcept {
+  switch (d.policy.mode) {
+    case trace_mode::off: return false;
+    case trace_mode::last: return true;
+    default: return d.kept < r.max_records.load(std::memory_order_relaxed);
+  }
+}
+
+/// Give one folded record to the timeline. May throw (out of memory). A device span resolved while no
+/// timeline could keep it has no place on the host timeline: kept after the policy changed (or the record
+/// cap was raised), such a scope is kept without its span (the tables have it).
 inline void keep_in_timeline(drain_state& d, const registry& r, thread_drain& td, const thread_buffer* owner,
-                             std::uint64_t index, const record& rec, const device_outcome& device,
+                             std::uint64_t index, const record& rec, const device_outcome& placed_or_not,
                              const joined_work& work) {
+  const device_outcome device = placed_or_not.placed ? placed_or_not : device_outcome{};
   bool keep = false;
   switch (d.policy.mode) {
     case trace_mode::all: keep = d.kept < r.max_records.load(std::memory_order_relaxed); break;
@@ -269,8 +283,9 @@ inline bool drain_thread(registry& r, drain_state& d, const thread_view& t, pass
 }
 
 /// Resolve what the GPU has finished among the device records not folded yet, every thread's at once
-/// (one round of CUDA set-up); an after_wait pass first waits, boundedly, for each stream. Under collect_mu.
-inline void resolve_device_work(drain_state& d, const registry_view& view, pass_scope scope) {
+/// (one round of CUDA set-up); an after_wait pass first waits, boundedly, for each stream. Spans are placed
+/// on the host timeline only while a timeline may keep them. Under collect_mu.
+inline void resolve_device_work(registry& r, drain_state& d, const registry_view& view, pass_scope scope) {
   const device_drain_hooks* hooks = g_device_drain.load(std::memory_order_acquire);
   if (hooks == nullptr) return;
   d.device_batch.clear();
@@ -283,7 +298,7 @@ inline void resolve_device_work(drain_state& d, const registry_view& view, pass_
     });
     d.device_batch_ends.push_back(d.device_batch.size());
   }
-  hooks->resolve(d.device_batch, d.device_batch_ends, scope == pass_scope::after_wait);
+  hooks->resolve(d.device_batch, d.device_batch_ends, scope == pass_scope::after_wait, timeline_may_keep(d, r));
 }
 
 /// One pass over the threads of `view` (read under collect_mu just before). Under collect_mu.
@@ -294,7 +309,7 @@ inline void drain_pass(registry& r, drain_state& d, const registry_view& view, p
   const bool intervals = d.intervals.active() && kind == pass_kind::fold;
   if (intervals) plan_interval(r, d, view);
   try {
-    resolve_device_work(d, view, scope);
+    resolve_device_work(r, d, view, scope);
   } catch (...) {
     // out of memory listing the device records: those not resolved are folded without a span or wait
   }

@@ -100,7 +100,15 @@ struct device_record {
   std::int64_t begin_ns = 0;     // resolved times on the host timeline
   std::int64_t end_ns = 0;
 };
-enum device_record_state : std::uint32_t { dev_pending = 0, dev_resolved = 1, dev_captured = 2, dev_invalid = 3 };
+/// dev_span_only: resolved without a place on the host timeline (no timeline could keep it when it was
+/// resolved): end_ns - begin_ns is the span, begin_ns is 0.
+enum device_record_state : std::uint32_t {
+  dev_pending = 0,
+  dev_resolved = 1,
+  dev_captured = 2,
+  dev_invalid = 3,
+  dev_span_only = 4,
+};
 
 using device_chunk = log_chunk<device_record>;
 constexpr std::uint32_t device_chunk_records = 1024;
