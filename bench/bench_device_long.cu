@@ -4,13 +4,15 @@
 // events, so memory stays flat and every scope keeps its device span. Baselines measured in the same run,
 // same loop, same kernel: the kernel alone, and the kernel between two raw cudaEventRecord calls on a ring
 // of pre-created events (what a hand-written timer costs, and it keeps no results). The three loops run in
-// 20 alternating rounds (the first of each round rotates; one round under 200,000 scopes), so drift over
-// the run hits them alike.
+// alternating rounds (20 unless --rounds says otherwise; one when a round would hold under 10,000 scopes),
+// so drift over the run hits them alike.
 //
-//   ./build/bench/scopeprof_bench_device_long [--scopes N]    (default 2,000,000)
+//   ./build/bench/scopeprof_bench_device_long [--scopes N] [--rounds R]    (default 2,000,000 and 20)
 //
 // Prints ns per iteration of each loop, the scope's cost over the kernel alone next to the raw pair's, the
-// process RSS over the loops, and what the tables counted; then each goal with met / NOT MET.
+// same ratio per round (median, lowest, highest, and the first and last rounds: whether it moves with the
+// run's length or with the block's), the process RSS over the loops, and what the tables counted; then each
+// goal with met / NOT MET.
 #include <scopeprof.hpp>
 #include <scopeprof/detail/drain.hpp>  // the drain's own counters (passes, time spent)
 
@@ -20,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <fstream>
 #include <mutex>
 #include <string>
@@ -52,6 +55,23 @@ bool check(cudaError_t e, const char* what) {
 
 const char* verdict(bool met) { return met ? "met" : "NOT MET"; }
 
+/// The per-round ratios: median, lowest, highest, and the first and last three rounds in order.
+void print_rounds(std::vector<double> ratios, long long per_block) {
+  if (ratios.size() < 2) return;
+  const std::vector<double> in_order = ratios;
+  std::sort(ratios.begin(), ratios.end());
+  std::printf("  per round (%zu rounds of %lld scopes): median %.2fx, lowest %.2fx, highest %.2fx; rounds in order:",
+              ratios.size(), per_block, ratios[ratios.size() / 2], ratios.front(), ratios.back());
+  for (std::size_t i = 0; i < in_order.size(); ++i) {
+    if (i == 3 && in_order.size() > 6) {
+      std::printf(" ...");
+      i = in_order.size() - 3;
+    }
+    std::printf(" %.2f", in_order[i]);
+  }
+  std::printf("\n");
+}
+
 std::uint64_t folded_at_reset = 0;  // the drain's count of folded scopes after the warm-up's reset()
 
 /// Until the drain has folded `scopes` scopes since the reset (at most a second; never timed).
@@ -70,9 +90,15 @@ void wait_for_drain(std::uint64_t scopes) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  long long n = 2'000'000;
-  for (int i = 1; i + 1 < argc; ++i)
+  long long n = 2'000'000, rounds_asked = 20;
+  for (int i = 1; i + 1 < argc; ++i) {
     if (std::strcmp(argv[i], "--scopes") == 0) n = std::atoll(argv[i + 1]);
+    if (std::strcmp(argv[i], "--rounds") == 0) rounds_asked = std::atoll(argv[i + 1]);
+  }
+  if (n < 1 || rounds_asked < 1) {
+    std::printf("--scopes and --rounds take a whole number from 1\n");
+    return 2;
+  }
   float* x = nullptr;
   if (!check(cudaMalloc(&x, 4096), "cudaMalloc")) return 1;
   constexpr int ring = 4096;
@@ -97,14 +123,16 @@ int main(int argc, char** argv) {
   // end: drift of the host or the GPU over the run hits all three alike. After a scoped block, the drain
   // is let fold what it resolved before the next block starts (untimed), so its work lands in the block
   // that caused it, not in a baseline's.
-  const long long rounds = n >= 200'000 ? 20 : 1;
+  const long long rounds = n >= 10'000 * rounds_asked ? rounds_asked : 1;  // a round holds 10,000 scopes or more
   const long long per_block = n / rounds;
   n = per_block * rounds;
   double kernel_s = 0, raw_s = 0, scope_s = 0;
+  std::vector<double> round_ratio;  // per round: the scope's cost over the kernel / the raw pair's
   const long rss_before = rss_kib();
   long rss_peak = rss_before;
   long long done = 0;
   for (long long round = 0; round < rounds; ++round) {
+    double round_s[3] = {0, 0, 0};
     for (int turn = 0; turn < 3; ++turn) {
       const int variant = static_cast<int>((turn + round) % 3);  // who goes first rotates
       const double t0 = now_s();
@@ -128,12 +156,15 @@ int main(int argc, char** argv) {
         }
       }
       cudaDeviceSynchronize();
-      (variant == 0 ? kernel_s : variant == 1 ? raw_s : scope_s) += now_s() - t0;
+      round_s[variant] = now_s() - t0;
+      (variant == 0 ? kernel_s : variant == 1 ? raw_s : scope_s) += round_s[variant];
       if (variant == 2) {
         done += per_block;
         wait_for_drain(static_cast<std::uint64_t>(done));
       }
     }
+    const double raw_round = round_s[1] - round_s[0];
+    round_ratio.push_back(raw_round > 0 ? (round_s[2] - round_s[0]) / raw_round : 0);
   }
   const double kernel_ns = kernel_s * 1e9 / static_cast<double>(n);
   const double raw_ns = raw_s * 1e9 / static_cast<double>(n);
@@ -168,6 +199,7 @@ int main(int argc, char** argv) {
   std::printf("  ns per iteration: kernel alone %.1f, raw event pair + kernel %.1f, PROF_SCOPE + kernel %.1f\n", kernel_ns,
               raw_ns, scope_ns);
   std::printf("  over the kernel alone: raw event pair %.1f ns, PROF_SCOPE %.1f ns: %.2fx\n", raw_cost, scope_cost, ratio);
+  print_rounds(round_ratio, per_block);
   std::printf("  RSS %ld -> %ld KiB over the loops (peak +%.1f MiB); collect() %.1f ms\n", rss_before, rss_after,
               growth_mib, collect_ms);
   std::printf("  tables: %llu calls, %llu with a device span; %s\n", static_cast<unsigned long long>(calls),
