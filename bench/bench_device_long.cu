@@ -7,12 +7,14 @@
 // alternating rounds (20 unless --rounds says otherwise; one when a round would hold under 10,000 scopes),
 // so drift over the run hits them alike.
 //
-//   ./build/bench/scopeprof_bench_device_long [--scopes N] [--rounds R]    (default 2,000,000 and 20)
+//   ./build/bench/scopeprof_bench_device_long [--scopes N] [--rounds R] [--each-round]   (default 2,000,000 and 20)
 //
 // Prints ns per iteration of each loop, the scope's cost over the kernel alone next to the raw pair's, the
 // same ratio per round (median, lowest, highest, and the first and last rounds: whether it moves with the
 // run's length or with the block's), the process RSS over the loops, and what the tables counted; then each
-// goal with met / NOT MET.
+// goal with met / NOT MET. --each-round adds a line per round: each loop's ns per iteration, the ratio, and
+// the drain's passes and time per scope in that round (whether a costly round is one where the drain worked
+// more, or one where the GPU or the host ran slower for all three loops).
 #include <scopeprof.hpp>
 #include <scopeprof/detail/drain.hpp>  // the drain's own counters (passes, time spent)
 
@@ -74,6 +76,16 @@ void print_rounds(std::vector<double> ratios, long long per_block) {
 
 std::uint64_t folded_at_reset = 0;  // the drain's count of folded scopes after the warm-up's reset()
 
+struct drain_counters {
+  std::uint64_t passes = 0, folded = 0, pass_ns = 0, pass_ns_max = 0;
+};
+
+drain_counters read_drain() {
+  std::lock_guard<std::mutex> serial(scopeprof::detail::the_registry().collect_mu);
+  const scopeprof::detail::drain_state& d = scopeprof::detail::the_drain();
+  return {d.background_passes, d.folded_total, d.pass_ns_total, d.pass_ns_max};
+}
+
 /// Until the drain has folded `scopes` scopes since the reset (at most a second; never timed).
 void wait_for_drain(std::uint64_t scopes) {
   const double give_up = now_s() + 1.0;
@@ -91,6 +103,9 @@ void wait_for_drain(std::uint64_t scopes) {
 
 int main(int argc, char** argv) {
   long long n = 2'000'000, rounds_asked = 20;
+  bool each_round = false;
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--each-round") == 0) each_round = true;
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::strcmp(argv[i], "--scopes") == 0) n = std::atoll(argv[i + 1]);
     if (std::strcmp(argv[i], "--rounds") == 0) rounds_asked = std::atoll(argv[i + 1]);
@@ -114,10 +129,7 @@ int main(int argc, char** argv) {
   }
   cudaDeviceSynchronize();
   scopeprof::reset();
-  {
-    std::lock_guard<std::mutex> serial(scopeprof::detail::the_registry().collect_mu);
-    folded_at_reset = scopeprof::detail::the_drain().folded_total;
-  }
+  folded_at_reset = read_drain().folded;
 
   // The three loops take turns, in blocks of n / rounds iterations, each block timed up to its GPU work's
   // end: drift of the host or the GPU over the run hits all three alike. After a scoped block, the drain
@@ -133,6 +145,7 @@ int main(int argc, char** argv) {
   long long done = 0;
   for (long long round = 0; round < rounds; ++round) {
     double round_s[3] = {0, 0, 0};
+    const drain_counters drain_before = read_drain();
     for (int turn = 0; turn < 3; ++turn) {
       const int variant = static_cast<int>((turn + round) % 3);  // who goes first rotates
       const double t0 = now_s();
@@ -165,6 +178,15 @@ int main(int argc, char** argv) {
     }
     const double raw_round = round_s[1] - round_s[0];
     round_ratio.push_back(raw_round > 0 ? (round_s[2] - round_s[0]) / raw_round : 0);
+    if (each_round) {
+      const drain_counters drain_after = read_drain();
+      const auto folded = static_cast<double>(drain_after.folded - drain_before.folded);
+      const double per = 1e9 / static_cast<double>(per_block);
+      std::printf("  round %lld: ns per iteration: kernel %.1f, raw pair %.1f, PROF_SCOPE %.1f: %.2fx; drain %llu passes, "
+                  "%.0f ns per scope\n", round, round_s[0] * per, round_s[1] * per, round_s[2] * per, round_ratio.back(),
+                  static_cast<unsigned long long>(drain_after.passes - drain_before.passes),
+                  folded > 0 ? static_cast<double>(drain_after.pass_ns - drain_before.pass_ns) / folded : 0.0);
+    }
   }
   const double kernel_ns = kernel_s * 1e9 / static_cast<double>(n);
   const double raw_ns = raw_s * 1e9 / static_cast<double>(n);
@@ -176,15 +198,9 @@ int main(int argc, char** argv) {
   const double collect_ms = (now_s() - t0) * 1e3;
   if (!check(cudaGetLastError(), "the loops")) return 1;
 
-  std::uint64_t passes = 0, folded = 0, pass_ns = 0, pass_ns_max = 0;
-  {
-    std::lock_guard<std::mutex> serial(scopeprof::detail::the_registry().collect_mu);
-    const scopeprof::detail::drain_state& d = scopeprof::detail::the_drain();
-    passes = d.background_passes;
-    folded = d.folded_total;
-    pass_ns = d.pass_ns_total;
-    pass_ns_max = d.pass_ns_max;
-  }
+  const drain_counters totals = read_drain();
+  const std::uint64_t passes = totals.passes, folded = totals.folded, pass_ns = totals.pass_ns,
+                      pass_ns_max = totals.pass_ns_max;
   std::uint64_t calls = 0, device_calls = 0;
   for (const auto& f : r.flat())
     if (f.name == "long kernel") {
