@@ -9,8 +9,7 @@
 //
 //   ./build/bench/scopeprof_bench_device_long [--scopes N] [--rounds R] [--each-round]   (default 2,000,000 and 20)
 //
-// Prints first what one elapsed-time call costs the drain (runtime and driver entry point), then ns per
-// iteration of each loop, the scope's cost over the kernel alone next to the raw pair's, the
+// Prints ns per iteration of each loop, the scope's cost over the kernel alone next to the raw pair's, the
 // same ratio per round (median, lowest, highest, and the first and last rounds: whether it moves with the
 // run's length or with the block's), the process RSS over the loops, and what the tables counted; then each
 // goal with met / NOT MET. --each-round adds a line per round: each loop's ns per iteration, the ratio, and
@@ -18,7 +17,6 @@
 // more, or one where the GPU or the host ran slower for all three loops).
 #include <scopeprof.hpp>
 #include <scopeprof/detail/drain.hpp>  // the drain's own counters (passes, time spent)
-#include <scopeprof/backends/cuda_driver.hpp>  // the driver entry points the drain resolves through
 
 #include <cuda_runtime_api.h>
 
@@ -78,34 +76,6 @@ void print_rounds(std::vector<double> ratios, long long per_block) {
 
 std::uint64_t folded_at_reset = 0;  // the drain's count of folded scopes after the warm-up's reset()
 
-/// What one elapsed-time call on a finished pair costs the drain: through the runtime and through the driver
-/// entry point it uses where loaded (ns per call, the lowest of 5 alternating batches of 100,000).
-void print_elapsed_call_cost(cudaEvent_t a, cudaEvent_t b) {
-  const auto by_driver = scopeprof::detail::g_driver.event_elapsed;
-  if (!check(cudaEventRecord(a), "cudaEventRecord") || !check(cudaEventRecord(b), "cudaEventRecord") ||
-      !check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"))
-    return;
-  constexpr int batch = 100000;
-  double best[2] = {1e30, 1e30};
-  float ms = 0, sink = 0;
-  for (int rep = 0; rep < 5; ++rep)
-    for (int way = 0; way < (by_driver != nullptr ? 2 : 1); ++way) {
-      const double t0 = now_s();
-      for (int i = 0; i < batch; ++i) {
-        if (way == 0) cudaEventElapsedTime(&ms, a, b);
-        else by_driver(&ms, a, b);
-        sink += ms;
-      }
-      best[way] = std::min(best[way], (now_s() - t0) * 1e9 / batch);
-    }
-  if (by_driver != nullptr)
-    std::printf("  the drain's elapsed-time call on a finished pair: runtime %.1f ns, driver entry point %.1f ns (%.2fx)%s\n",
-                best[0], best[1], best[1] / best[0], sink < 0 ? " " : "");
-  else
-    std::printf("  the drain's elapsed-time call on a finished pair: runtime %.1f ns (the driver entry point is not loaded)%s\n",
-                best[0], sink < 0 ? " " : "");
-}
-
 struct drain_counters {
   std::uint64_t passes = 0, folded = 0, pass_ns = 0, pass_ns_max = 0;
 };
@@ -160,7 +130,6 @@ int main(int argc, char** argv) {
   cudaDeviceSynchronize();
   scopeprof::reset();
   folded_at_reset = read_drain().folded;
-  print_elapsed_call_cost(begin[0], end[0]);
 
   // The three loops take turns, in blocks of n / rounds iterations, each block timed up to its GPU work's
   // end: drift of the host or the GPU over the run hits all three alike. After a scoped block, the drain

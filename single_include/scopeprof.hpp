@@ -5641,8 +5641,7 @@ SCOPEPROF_NAMESPACE_END
 // (nothing links libcuda): cheaper than the runtime wrappers, and driver calls never touch the runtime's
 // per-thread last error, so the hot path needs no error bookkeeping. Where the entry points are missing
 // (a driver or toolkit older than CUDA 12) or the thread has no current context yet, the same steps go
-// through the runtime, which peeks at the pending error first and clears only an error of its own. The
-// drain resolves finished pairs the same way (query_event, elapsed_ms).
+// through the runtime, which peeks at the pending error first and clears only an error of its own.
 
 
 #if SCOPEPROF_WITH_CUDA
@@ -5688,11 +5687,6 @@ struct driver_calls {
   event_record_fn event_record = nullptr;
   event_record_with_flags_fn event_record_with_flags = nullptr;
   bool ok = false;
-  // The drain's calls (resolving finished pairs); null where missing, and the runtime serves.
-  using event_query_fn = CUresult (*)(CUevent);
-  using event_elapsed_fn = CUresult (*)(float*, CUevent, CUevent);
-  event_query_fn event_query = nullptr;
-  event_elapsed_fn event_elapsed = nullptr;
 };
 inline driver_calls g_driver;
 
@@ -5726,35 +5720,7 @@ inline void load_driver_calls() noexcept {
   c.ok = driver_entry("cuCtxGetCurrent", c.ctx_get_current) && driver_entry("cuCtxGetDevice", c.ctx_get_device) &&
          driver_entry("cuStreamIsCapturing", c.stream_is_capturing) && driver_entry("cuEventRecord", c.event_record) &&
          driver_entry("cuEventRecordWithFlags", c.event_record_with_flags);
-  if (!c.ok) return;
-  if (!driver_entry("cuEventQuery", c.event_query) || !driver_entry("cuEventElapsedTime", c.event_elapsed))
-    c.event_query = nullptr, c.event_elapsed = nullptr;
-  g_driver = c;
-}
-
-/// Whether this thread resolves events through the driver entry points: they are loaded, and the thread
-/// has a current context (a thread's first runtime call makes the primary one current). Set per pass by
-/// the drain (backends/cuda_resolve.hpp).
-inline thread_local bool t_resolve_by_driver = false;
-
-inline bool resolve_by_driver_now() noexcept {
-  CUcontext context = nullptr;
-  return g_driver.ok && g_driver.event_elapsed != nullptr && g_driver.ctx_get_current(&context) == CUDA_SUCCESS &&
-         context != nullptr;
-}
-
-/// cudaEventQuery, through the driver where this thread may (no runtime wrapper, and no runtime last-error
-/// state to keep). CUresult and cudaError_t have the same values for what the drain tells apart (success,
-/// not ready, invalid handle, invalid value).
-inline cudaError_t query_event(cudaEvent_t ev) noexcept {
-  if (t_resolve_by_driver) return static_cast<cudaError_t>(g_driver.event_query(ev));
-  return cudaEventQuery(ev);
-}
-
-/// cudaEventElapsedTime, the same way.
-inline cudaError_t elapsed_ms(float& ms, cudaEvent_t begin, cudaEvent_t end) noexcept {
-  if (t_resolve_by_driver) return static_cast<cudaError_t>(g_driver.event_elapsed(&ms, begin, end));
-  return cudaEventElapsedTime(&ms, begin, end);
+  if (c.ok) g_driver = c;
 }
 
 /// The calling thread's current context and its device, cached per thread: one driver call (a
@@ -6195,8 +6161,7 @@ SCOPEPROF_NAMESPACE_END
 // against a reference event whose host time is known; a fresh reference is taken at least every
 // reference_period, so the float offset from it stays short (its step under 8 ns) however long the run.
 // Where no timeline can keep the scopes (SCOPEPROF_TRACE=off, or the record cap reached), the span alone
-// is asked for: one elapsed-time call per scope instead of two. The queries and elapsed times go through the
-// driver entry points where loaded (query_event, elapsed_ms in cuda_driver.hpp), as a scope's records do.
+// is asked for: one elapsed-time call per scope instead of two.
 // Resolved events go back to the pool; reference events no record needs any more are destroyed.
 
 
@@ -6240,7 +6205,7 @@ inline void wait_for_streams(device_registry& d, const std::vector<device_record
       if (!ctx.ready.load(std::memory_order_acquire) || ctx.failed.load(std::memory_order_acquire)) continue;
       const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(d.wait_ms);
       cudaError_t e;
-      while ((e = query_event(static_cast<cudaEvent_t>(r->end_event))) == cudaErrorNotReady &&
+      while ((e = cudaEventQuery(static_cast<cudaEvent_t>(r->end_event))) == cudaErrorNotReady &&
              std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::microseconds(50));
       if (e != cudaSuccess && e != cudaErrorNotReady) fail_device(ctx, "cudaEventQuery", e);
@@ -6274,13 +6239,16 @@ inline bool resolve_one(device_registry& d, device_record& r, bool place, bool k
     }
   }
   // Query first: cudaEventElapsedTime on unfinished work returns cudaErrorNotReady, which compute-sanitizer
-  // reports as an API error of the program; a query's "not ready" is an answer. The end event done means
+  // reports as an API error of the program; a query's "not ready" is an answer. These are the runtime's
+  // calls, not the driver entry points a scope's records use: cuEventElapsedTime fetched at ABI 12000 cost
+  // 371-475 ns a call against the runtime's 98-113 ns on an H100, and the drain's time per scope went from
+  // 434 to 3882 ns (docs/gpu-2026-12-07-c/, commit 10315b8, reverted). The end event done means
   // the begin one is too (one stream, in order); a reference is done before it is used (add_reference).
   float span_ms = 0, offset_ms = 0;
-  cudaError_t e = known_done ? cudaSuccess : query_event(end);
+  cudaError_t e = known_done ? cudaSuccess : cudaEventQuery(end);
   if (e != cudaErrorNotReady) {  // (any other error: the elapsed time below gives its own)
-    e = elapsed_ms(span_ms, begin, end);
-    if (e == cudaSuccess && place) e = elapsed_ms(offset_ms, ref->event, begin);
+    e = cudaEventElapsedTime(&span_ms, begin, end);
+    if (e == cudaSuccess && place) e = cudaEventElapsedTime(&offset_ms, ref->event, begin);
   }
   if (e == cudaErrorNotReady) {
     // Not run yet: a captured graph not replayed, or work still queued behind something slow.
@@ -6311,7 +6279,7 @@ inline bool resolve_one(device_registry& d, device_record& r, bool place, bool k
 
 /// Whether `r`'s end event is done: 1 done, 0 still running, -1 the query failed.
 inline int end_done(const device_record& r) noexcept {
-  const cudaError_t e = query_event(static_cast<cudaEvent_t>(r.end_event));
+  const cudaError_t e = cudaEventQuery(static_cast<cudaEvent_t>(r.end_event));
   return e == cudaSuccess ? 1 : e == cudaErrorNotReady ? 0 : -1;
 }
 
@@ -6421,7 +6389,6 @@ inline void resolve_device_records(std::vector<device_record*>& records, const s
   // Relaxed capture mode for this thread: our queries must not disturb a capture running elsewhere.
   cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
   const bool mode_swapped = cudaThreadExchangeStreamCaptureMode(&mode) == cudaSuccess;
-  t_resolve_by_driver = resolve_by_driver_now();  // (a thread's first pass: the runtime, which makes a context current)
   try {
     std::vector<device_record*> all(records);
     for (device_record& r : d.retired) all.push_back(&r);

@@ -5,8 +5,7 @@
 // (nothing links libcuda): cheaper than the runtime wrappers, and driver calls never touch the runtime's
 // per-thread last error, so the hot path needs no error bookkeeping. Where the entry points are missing
 // (a driver or toolkit older than CUDA 12) or the thread has no current context yet, the same steps go
-// through the runtime, which peeks at the pending error first and clears only an error of its own. The
-// drain resolves finished pairs the same way (query_event, elapsed_ms).
+// through the runtime, which peeks at the pending error first and clears only an error of its own.
 #pragma once
 
 #include <scopeprof/config.hpp>
@@ -54,11 +53,6 @@ struct driver_calls {
   event_record_fn event_record = nullptr;
   event_record_with_flags_fn event_record_with_flags = nullptr;
   bool ok = false;
-  // The drain's calls (resolving finished pairs); null where missing, and the runtime serves.
-  using event_query_fn = CUresult (*)(CUevent);
-  using event_elapsed_fn = CUresult (*)(float*, CUevent, CUevent);
-  event_query_fn event_query = nullptr;
-  event_elapsed_fn event_elapsed = nullptr;
 };
 inline driver_calls g_driver;
 
@@ -92,35 +86,7 @@ inline void load_driver_calls() noexcept {
   c.ok = driver_entry("cuCtxGetCurrent", c.ctx_get_current) && driver_entry("cuCtxGetDevice", c.ctx_get_device) &&
          driver_entry("cuStreamIsCapturing", c.stream_is_capturing) && driver_entry("cuEventRecord", c.event_record) &&
          driver_entry("cuEventRecordWithFlags", c.event_record_with_flags);
-  if (!c.ok) return;
-  if (!driver_entry("cuEventQuery", c.event_query) || !driver_entry("cuEventElapsedTime", c.event_elapsed))
-    c.event_query = nullptr, c.event_elapsed = nullptr;
-  g_driver = c;
-}
-
-/// Whether this thread resolves events through the driver entry points: they are loaded, and the thread
-/// has a current context (a thread's first runtime call makes the primary one current). Set per pass by
-/// the drain (backends/cuda_resolve.hpp).
-inline thread_local bool t_resolve_by_driver = false;
-
-inline bool resolve_by_driver_now() noexcept {
-  CUcontext context = nullptr;
-  return g_driver.ok && g_driver.event_elapsed != nullptr && g_driver.ctx_get_current(&context) == CUDA_SUCCESS &&
-         context != nullptr;
-}
-
-/// cudaEventQuery, through the driver where this thread may (no runtime wrapper, and no runtime last-error
-/// state to keep). CUresult and cudaError_t have the same values for what the drain tells apart (success,
-/// not ready, invalid handle, invalid value).
-inline cudaError_t query_event(cudaEvent_t ev) noexcept {
-  if (t_resolve_by_driver) return static_cast<cudaError_t>(g_driver.event_query(ev));
-  return cudaEventQuery(ev);
-}
-
-/// cudaEventElapsedTime, the same way.
-inline cudaError_t elapsed_ms(float& ms, cudaEvent_t begin, cudaEvent_t end) noexcept {
-  if (t_resolve_by_driver) return static_cast<cudaError_t>(g_driver.event_elapsed(&ms, begin, end));
-  return cudaEventElapsedTime(&ms, begin, end);
+  if (c.ok) g_driver = c;
 }
 
 /// The calling thread's current context and its device, cached per thread: one driver call (a

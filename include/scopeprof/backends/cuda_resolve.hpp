@@ -4,8 +4,7 @@
 // against a reference event whose host time is known; a fresh reference is taken at least every
 // reference_period, so the float offset from it stays short (its step under 8 ns) however long the run.
 // Where no timeline can keep the scopes (SCOPEPROF_TRACE=off, or the record cap reached), the span alone
-// is asked for: one elapsed-time call per scope instead of two. The queries and elapsed times go through the
-// driver entry points where loaded (query_event, elapsed_ms in cuda_driver.hpp), as a scope's records do.
+// is asked for: one elapsed-time call per scope instead of two.
 // Resolved events go back to the pool; reference events no record needs any more are destroyed.
 #pragma once
 
@@ -55,7 +54,7 @@ inline void wait_for_streams(device_registry& d, const std::vector<device_record
       if (!ctx.ready.load(std::memory_order_acquire) || ctx.failed.load(std::memory_order_acquire)) continue;
       const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(d.wait_ms);
       cudaError_t e;
-      while ((e = query_event(static_cast<cudaEvent_t>(r->end_event))) == cudaErrorNotReady &&
+      while ((e = cudaEventQuery(static_cast<cudaEvent_t>(r->end_event))) == cudaErrorNotReady &&
              std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::microseconds(50));
       if (e != cudaSuccess && e != cudaErrorNotReady) fail_device(ctx, "cudaEventQuery", e);
@@ -89,13 +88,16 @@ inline bool resolve_one(device_registry& d, device_record& r, bool place, bool k
     }
   }
   // Query first: cudaEventElapsedTime on unfinished work returns cudaErrorNotReady, which compute-sanitizer
-  // reports as an API error of the program; a query's "not ready" is an answer. The end event done means
+  // reports as an API error of the program; a query's "not ready" is an answer. These are the runtime's
+  // calls, not the driver entry points a scope's records use: cuEventElapsedTime fetched at ABI 12000 cost
+  // 371-475 ns a call against the runtime's 98-113 ns on an H100, and the drain's time per scope went from
+  // 434 to 3882 ns (docs/gpu-2026-12-07-c/, commit 10315b8, reverted). The end event done means
   // the begin one is too (one stream, in order); a reference is done before it is used (add_reference).
   float span_ms = 0, offset_ms = 0;
-  cudaError_t e = known_done ? cudaSuccess : query_event(end);
+  cudaError_t e = known_done ? cudaSuccess : cudaEventQuery(end);
   if (e != cudaErrorNotReady) {  // (any other error: the elapsed time below gives its own)
-    e = elapsed_ms(span_ms, begin, end);
-    if (e == cudaSuccess && place) e = elapsed_ms(offset_ms, ref->event, begin);
+    e = cudaEventElapsedTime(&span_ms, begin, end);
+    if (e == cudaSuccess && place) e = cudaEventElapsedTime(&offset_ms, ref->event, begin);
   }
   if (e == cudaErrorNotReady) {
     // Not run yet: a captured graph not replayed, or work still queued behind something slow.
@@ -126,7 +128,7 @@ inline bool resolve_one(device_registry& d, device_record& r, bool place, bool k
 
 /// Whether `r`'s end event is done: 1 done, 0 still running, -1 the query failed.
 inline int end_done(const device_record& r) noexcept {
-  const cudaError_t e = query_event(static_cast<cudaEvent_t>(r.end_event));
+  const cudaError_t e = cudaEventQuery(static_cast<cudaEvent_t>(r.end_event));
   return e == cudaSuccess ? 1 : e == cudaErrorNotReady ? 0 : -1;
 }
 
@@ -236,7 +238,6 @@ inline void resolve_device_records(std::vector<device_record*>& records, const s
   // Relaxed capture mode for this thread: our queries must not disturb a capture running elsewhere.
   cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
   const bool mode_swapped = cudaThreadExchangeStreamCaptureMode(&mode) == cudaSuccess;
-  t_resolve_by_driver = resolve_by_driver_now();  // (a thread's first pass: the runtime, which makes a context current)
   try {
     std::vector<device_record*> all(records);
     for (device_record& r : d.retired) all.push_back(&r);
