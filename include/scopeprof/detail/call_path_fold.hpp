@@ -55,12 +55,14 @@ struct path_stats {
       device_self.merge(o.device_self);
     }
   }
+  /// Empty again. Cleared in every partial tree at every scope's end, so what is empty already is left
+  /// alone (an unconditional reset of `work` was nearly half of this function's time in the drain).
   void clear() noexcept {
     host_total.clear();
     host_self.clear();
     device_total.clear();
     device_self.clear();
-    work = declared_work{};
+    if (work.any()) work = declared_work{};
     device_captured = device_invalid = 0;
   }
 };

@@ -27,8 +27,10 @@ struct distribution {
     stats.merge(o.stats);
     histogram.merge(o.histogram);
   }
-  /// Empty again; the histogram keeps its window.
+  /// Empty again; the histogram keeps its window. Nothing to do when nothing was added (every value the
+  /// histogram counts, loses or takes as negative came through add() or merge(), which count it in `stats`).
   void clear() noexcept {
+    if (stats.count == 0) return;
     stats = running_stats{};
     histogram.clear();
   }

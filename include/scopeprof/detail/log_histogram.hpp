@@ -97,7 +97,8 @@ class log_histogram {
     negatives_ += negatives;
     if (total == 0) return;
     const std::uint32_t first = bucket_index(o.min_), last = bucket_index(o.max_);
-    if (!cover(first, last)) {
+    const bool inside = !counts_.empty() && first >= lo_ && last - lo_ < counts_.size();  // the usual case
+    if (!inside && !cover(first, last)) {
       lost_ += total;
       return;
     }
