@@ -16,7 +16,7 @@
 // the drain's passes and time per scope in that round (whether a costly round is one where the drain worked
 // more, or one where the GPU or the host ran slower for all three loops).
 #include <scopeprof.hpp>
-#include <scopeprof/detail/drain.hpp>  // the drain's own counters (passes, time spent)
+#include "drain_counters.hpp"  // the drain's own counters (passes, time spent)
 
 #include <cuda_runtime_api.h>
 
@@ -26,7 +26,6 @@
 #include <cstring>
 #include <algorithm>
 #include <fstream>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -76,24 +75,11 @@ void print_rounds(std::vector<double> ratios, long long per_block) {
 
 std::uint64_t folded_at_reset = 0;  // the drain's count of folded scopes after the warm-up's reset()
 
-struct drain_counters {
-  std::uint64_t passes = 0, folded = 0, pass_ns = 0, pass_ns_max = 0;
-};
-
-drain_counters read_drain() {
-  std::lock_guard<std::mutex> serial(scopeprof::detail::the_registry().collect_mu);
-  const scopeprof::detail::drain_state& d = scopeprof::detail::the_drain();
-  return {d.background_passes, d.folded_total, d.pass_ns_total, d.pass_ns_max};
-}
-
 /// Until the drain has folded `scopes` scopes since the reset (at most a second; never timed).
 void wait_for_drain(std::uint64_t scopes) {
   const double give_up = now_s() + 1.0;
   for (;;) {
-    {
-      std::lock_guard<std::mutex> serial(scopeprof::detail::the_registry().collect_mu);
-      if (scopeprof::detail::the_drain().folded_total - folded_at_reset >= scopes) return;
-    }
+    if (read_drain().folded - folded_at_reset >= scopes) return;
     if (now_s() > give_up) return;
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
@@ -198,9 +184,7 @@ int main(int argc, char** argv) {
   const double collect_ms = (now_s() - t0) * 1e3;
   if (!check(cudaGetLastError(), "the loops")) return 1;
 
-  const drain_counters totals = read_drain();
-  const std::uint64_t passes = totals.passes, folded = totals.folded, pass_ns = totals.pass_ns,
-                      pass_ns_max = totals.pass_ns_max;
+  const drain_counters drain = read_drain();
   std::uint64_t calls = 0, device_calls = 0;
   for (const auto& f : r.flat())
     if (f.name == "long kernel") {
@@ -221,8 +205,9 @@ int main(int argc, char** argv) {
   std::printf("  tables: %llu calls, %llu with a device span; %s\n", static_cast<unsigned long long>(calls),
               static_cast<unsigned long long>(device_calls), r.sources().device.c_str());
   std::printf("  drain: %llu background passes, %.0f ns of drain time per scope folded, longest pass %.1f ms\n",
-              static_cast<unsigned long long>(passes), folded ? static_cast<double>(pass_ns) / static_cast<double>(folded) : 0.0,
-              static_cast<double>(pass_ns_max) / 1e6);
+              static_cast<unsigned long long>(drain.passes),
+              drain.folded ? static_cast<double>(drain.pass_ns) / static_cast<double>(drain.folded) : 0.0,
+              static_cast<double>(drain.pass_ns_max) / 1e6);
   std::printf("  goal: per scope at most 1.1x a raw event pair (over the kernel)    %s\n", verdict(ratio <= 1.1));
   std::printf("  goal: RSS grows by at most 64 MiB                                %s\n", verdict(growth_mib <= 64));
   std::printf("  goal: the tables count every scope, each with its device span    %s\n",

@@ -13,7 +13,7 @@
 // thread's own time per scope it folded in the background while the threads ran (on its own core: what a
 // cheaper fold would save).
 #include <scopeprof.hpp>
-#include <scopeprof/detail/drain.hpp>  // the drain's own counters (scopes folded, time spent)
+#include "drain_counters.hpp"  // the drain's own counters (scopes folded, time spent)
 
 #include <chrono>
 #include <cstdint>
@@ -21,10 +21,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <mutex>
 #include <string>
 #include <thread>
-#include <utility>
 #include <vector>
 
 namespace {
@@ -103,13 +101,6 @@ bool parse(int argc, char** argv, options& o) {
   return true;
 }
 
-/// The drain's scopes passed over and time spent so far (never reset).
-std::pair<std::uint64_t, std::uint64_t> drain_folded_and_ns() {
-  std::lock_guard<std::mutex> serial(scopeprof::detail::the_registry().collect_mu);
-  const scopeprof::detail::drain_state& d = scopeprof::detail::the_drain();
-  return {d.folded_total, d.pass_ns_total};
-}
-
 // One policy: returns false when a goal is missed.
 bool run_policy(const options& o, const std::string& policy) {
   const std::uint64_t steps = o.scopes / 10 / o.threads, scopes = steps * 10 * o.threads;
@@ -121,9 +112,9 @@ bool run_policy(const options& o, const std::string& policy) {
   const double off_s = timed(o.threads, steps);  // the same loop with recording off
   scopeprof::set_enabled(true);
   const long before = rss_kib();
-  const auto drain_before = drain_folded_and_ns();
+  const drain_counters drain_before = read_drain();
   const double on_s = timed(o.threads, steps);
-  const auto drain_after = drain_folded_and_ns();
+  const drain_counters drain_after = read_drain();
   const long after = rss_kib();
   const auto c0 = std::chrono::steady_clock::now();
   const scopeprof::report r = scopeprof::collect();
@@ -144,11 +135,11 @@ bool run_policy(const options& o, const std::string& policy) {
               static_cast<double>(after - before) / 1024.0, peak, collect_s * 1e3);
   std::printf("  per scope, per thread: %.2f ns recording, %.2f ns with recording off (same loop, same run): %.2fx\n",
               per_scope_on, per_scope_off, per_scope_on / per_scope_off);
-  const std::uint64_t drained = drain_after.first - drain_before.first;
+  const std::uint64_t drained = drain_after.folded - drain_before.folded;
   if (drained > 0)
     std::printf("  drain: %llu scopes folded in the background while the threads ran, %.1f ns of drain time each\n",
                 static_cast<unsigned long long>(drained),
-                static_cast<double>(drain_after.second - drain_before.second) / static_cast<double>(drained));
+                static_cast<double>(drain_after.pass_ns - drain_before.pass_ns) / static_cast<double>(drained));
   else
     std::printf("  drain: nothing folded in the background while the threads ran\n");
 
