@@ -5,6 +5,7 @@
 
 #include "file_bytes.hpp"
 #include "json_fields.hpp"
+#include "json_unique_keys.hpp"
 #include "report_loader.hpp"
 
 #include <nlohmann/json.hpp>
@@ -43,9 +44,14 @@ bool check_schema(const nlohmann::json& doc, std::string& why) {
 }  // namespace
 
 bool parse_report(const std::string& bytes, const std::string& name, report_file& out, std::string& error) {
-  nlohmann::json doc = nlohmann::json::parse(bytes, nullptr, /*allow_exceptions=*/false);
+  std::string repeated;
+  nlohmann::json doc = parse_json_unique_keys(bytes, repeated);
   if (doc.is_discarded()) {
     error = name + ": " + describe_json_failure(bytes);
+    return false;
+  }
+  if (!repeated.empty()) {
+    error = name + ": " + repeated_key_message(repeated);
     return false;
   }
   std::string why;

@@ -250,7 +250,9 @@ class report_loader {
   static tree_row read_tree_row(const fields& f, std::size_t index) {
     tree_row r;
     r.name = f.text("name");
-    r.depth = static_cast<std::uint32_t>(f.u64("depth"));
+    const std::uint64_t depth = f.u64("depth");
+    if (depth > UINT32_MAX) f.field("depth").fail("integer out of range");
+    r.depth = static_cast<std::uint32_t>(depth);
     r.parent = f.i64("parent");
     if (r.parent < -1 || r.parent >= static_cast<std::int64_t>(index))
       f.fail("parent " + std::to_string(r.parent) + " is not an earlier row");

@@ -2,8 +2,10 @@
 // nothing else: no document tree, no histograms, no flat rows. The merge of a thousand ranks spends its
 // time here, so it parses each report once and allocates only the rows it keeps.
 #include "file_bytes.hpp"
+#include "json_unique_keys.hpp"
 #include "report_file.hpp"
 #include "report_loader.hpp"
+#include "sax_types.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -22,14 +24,9 @@ enum class place : std::uint8_t { skipped, top, process, devices, tree, row, row
 enum row_field : unsigned { f_name = 1, f_depth = 2, f_parent = 4, f_calls = 8, f_host = 16, f_device = 32,
                             f_host_total = 64, f_host_self = 128 };
 
-class tree_sax {
+class tree_sax : public sax_types {
  public:
   using json = nlohmann::json;
-  using number_integer_t = json::number_integer_t;
-  using number_unsigned_t = json::number_unsigned_t;
-  using number_float_t = json::number_float_t;
-  using string_t = json::string_t;
-  using binary_t = json::binary_t;
 
   bool null() { return scalar_null(); }
   bool boolean(bool) { return wrong_type("true or false"); }
@@ -39,8 +36,12 @@ class tree_sax {
   }
   bool number_unsigned(number_unsigned_t v) {
     if (in_work()) return work_value(num::u, v, 0, 0);
-    if (v > static_cast<number_unsigned_t>(INT64_MAX)) return fail(field() + ": integer out of range");
-    return integer(static_cast<std::int64_t>(v), false);
+    if (v <= static_cast<number_unsigned_t>(INT64_MAX)) return integer(static_cast<std::int64_t>(v), false);
+    if (stack_.empty() || !expects_scalar(stack_.back())) return true;  // a value this reader does not keep
+    // Counts are unsigned 64-bit, as the full loader reads them; the rest are refused as it refuses them.
+    if (stack_.back() == place::row && key_ == "calls") return (rows_.back().calls = v, seen_ |= f_calls, true);
+    if (stack_.back() == place::row_device && key_ == "calls") return (rows_.back().device_calls = v, true);
+    return fail(field() + ": integer out of range");
   }
   bool number_float(number_float_t v, const string_t&) {
     if (in_work()) return work_value(num::d, 0, 0, v);
@@ -52,7 +53,7 @@ class tree_sax {
   bool start_object(std::size_t) {
     if (stack_.empty()) {
       is_object_ = true;
-      stack_.push_back(place::top);
+      push(place::top);
       return true;
     }
     const place in = stack_.back();
@@ -64,12 +65,12 @@ class tree_sax {
     else if (in == place::row && key_ == "work") next = place::row_work;
     else if (expects_scalar(in)) return wrong_type("an object");
     if (in == place::top && key_ == "process") has_process_ = true;
-    stack_.push_back(next);
+    push(next);
     return true;
   }
   bool end_object() {
     const place p = stack_.back();
-    stack_.pop_back();
+    pop();
     if (p == place::row) return end_row();
     if (p == place::row_work) return end_work();
     if (p == place::row_host && !(seen_ & f_host_total)) return fail(row_field_name("host.total") + ": missing");
@@ -78,7 +79,7 @@ class tree_sax {
   }
   bool start_array(std::size_t) {
     if (stack_.empty()) {
-      stack_.push_back(place::skipped);  // a document that is an array: not a report
+      push(place::skipped);  // a document that is an array: not a report
       return true;
     }
     const place in = stack_.back();
@@ -86,15 +87,19 @@ class tree_sax {
     if (in == place::top && key_ == "tree") next = (has_tree_ = true, place::tree);
     else if (in == place::process && key_ == "devices") next = place::devices;
     else if (expects_scalar(in)) return wrong_type("an array");
-    stack_.push_back(next);
+    push(next);
     return true;
   }
   bool end_array() {
-    stack_.pop_back();
+    pop();
     return true;
   }
   bool key(string_t& k) {
     key_ = k;
+    if (const std::uint32_t bit = kept_key_bit(k); bit != 0) {
+      if (keys_seen_.back() & bit) return (error_ = repeated_key_message(field()), false);
+      keys_seen_.back() |= bit;
+    }
     if (!stack_.empty() && stack_.back() == place::top && k == "traceEvents") trace_events_ = true;
     return true;
   }
@@ -116,6 +121,40 @@ class tree_sax {
   std::vector<scopeprof::tree_row> rows_;
 
  private:
+  void push(place p) {
+    stack_.push_back(p);
+    keys_seen_.push_back(0);
+  }
+  void pop() {
+    stack_.pop_back();
+    keys_seen_.pop_back();
+  }
+  /// A bit for each key this reader keeps in the object it is in (0 for the rest, and in skipped places):
+  /// a kept key given twice is refused, as the full loader refuses any repeated key.
+  std::uint32_t kept_key_bit(const std::string& k) const {
+    static const std::vector<const char*> top{"schema", "process", "tree"};
+    static const std::vector<const char*> process{"rank", "world_size", "local_rank", "pid", "base_unix_ns",
+                                                  "rank_source", "host", "program", "devices"};
+    static const std::vector<const char*> row{"name", "depth", "parent", "calls", "host", "device", "work"};
+    static const std::vector<const char*> host{"total", "self"};
+    static const std::vector<const char*> device{"calls", "total"};
+    static const std::vector<const char*> work{"calls", "device_calls", "host_calls", "unmeasured", "device_span",
+                                               "host", "bytes", "flops", "device_bytes", "device_flops",
+                                               "host_bytes", "host_flops", "device_id"};
+    const std::vector<const char*>* names = nullptr;
+    switch (stack_.empty() ? place::skipped : stack_.back()) {
+      case place::top: names = &top; break;
+      case place::process: names = &process; break;
+      case place::row: names = &row; break;
+      case place::row_host: names = &host; break;
+      case place::row_device: names = &device; break;
+      case place::row_work: names = &work; break;
+      default: return 0;
+    }
+    for (std::size_t i = 0; i < names->size(); ++i)
+      if (k == (*names)[i]) return std::uint32_t{1} << i;
+    return 0;
+  }
   bool in_work() const { return !stack_.empty() && stack_.back() == place::row_work; }
   bool fail(const std::string& what) {
     error_ = "field " + what;
@@ -124,15 +163,17 @@ class tree_sax {
   std::string row_field_name(const char* name) const {
     return "tree[" + std::to_string(rows_.size() - 1) + "]." + name;
   }
+  /// The current field's path for a message (the key shown printable: key_for_message).
   std::string field() const {
+    const std::string k = key_for_message(key_);
     switch (stack_.empty() ? place::skipped : stack_.back()) {
-      case place::process: return "process." + key_;
+      case place::process: return "process." + k;
       case place::devices: return "process.devices[]";
-      case place::row: return row_field_name(key_.c_str());
-      case place::row_host: return row_field_name(("host." + key_).c_str());
-      case place::row_device: return row_field_name(("device." + key_).c_str());
-      case place::row_work: return row_field_name(("work." + key_).c_str());
-      default: return key_;
+      case place::row: return row_field_name(k.c_str());
+      case place::row_host: return row_field_name(("host." + k).c_str());
+      case place::row_device: return row_field_name(("device." + k).c_str());
+      case place::row_work: return row_field_name(("work." + k).c_str());
+      default: return k;
     }
   }
   /// Whether the current key, in this place, names a value this reader keeps as a number or string.
@@ -217,6 +258,7 @@ class tree_sax {
     if (key_ == "name" || key_ == "host" || key_ == "device") return wrong_type("a number");
     if (negative && (key_ == "depth" || key_ == "calls"))
       return fail(field() + ": expected a count, found a negative number");
+    if (key_ == "depth" && v > static_cast<std::int64_t>(UINT32_MAX)) return fail(field() + ": integer out of range");
     if (key_ == "depth") r.depth = static_cast<std::uint32_t>(v), seen_ |= f_depth;
     else if (key_ == "calls") r.calls = static_cast<std::uint64_t>(v), seen_ |= f_calls;
     return true;
@@ -279,6 +321,7 @@ class tree_sax {
   }
 
   std::vector<place> stack_;
+  std::vector<std::uint32_t> keys_seen_;  // per open container, the kept keys met so far (kept_key_bit)
   std::string key_;
   unsigned seen_ = 0;
 };

@@ -2,6 +2,8 @@
 // one at a time (trace_reader.hpp).
 #include "trace_reader.hpp"
 
+#include "sax_types.hpp"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -21,13 +23,7 @@ std::string parse_failure(std::size_t position, std::size_t size) {
 }
 
 /// The SAX callbacks every reader here shares: the parse error, recorded; binary values never occur in JSON.
-struct sax_base {
-  using number_integer_t = json::number_integer_t;
-  using number_unsigned_t = json::number_unsigned_t;
-  using number_float_t = json::number_float_t;
-  using string_t = json::string_t;
-  using binary_t = json::binary_t;
-
+struct sax_base : sax_types {
   std::size_t size = 0;
   std::string problem;  ///< set when a callback stops the parse for a reason
 

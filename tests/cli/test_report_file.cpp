@@ -195,6 +195,60 @@ TEST_CASE("cli report file: a bad file gets one line naming it and what is wrong
   CHECK(error == "/nonexistent/dir/r.json: cannot open (No such file or directory)");
 }
 
+TEST_CASE("cli report file: a key given twice in one object is refused, by both readers where they read it") {
+  // JSON leaves open which value counts: the full loader (nlohmann/json) would keep the last, the streaming
+  // tree reader meets the first. A fuzzer found a report whose first "tree" was broken and whose second was
+  // not: the full loader took it, the merge refused it. Both refuse it now, in the same words.
+  const std::string good = nlohmann::json::parse(cli_test::rank_report(0, 1, 3).json()).dump();
+  const std::string tail = ",\"tree\":[]}";
+  CHECK(load_error(good.substr(0, good.size() - 1) + tail) == "r.json: field tree: given twice in one object");
+
+  const nlohmann::json j = nlohmann::json::parse(good);
+  /// `good` with `key` given again, first, in the object that `where` holds (found by its text).
+  auto repeat = [&](const nlohmann::json& where, const std::string& key) {
+    const std::string text = where.dump();
+    const std::size_t at = good.find(text);
+    REQUIRE(at != std::string::npos);
+    const std::string again = "{\"" + key + "\":" + where.at(key).dump() + ",";
+    return good.substr(0, at) + again + good.substr(at + 1);
+  };
+  CHECK(load_error(repeat(j["tree"][1], "depth")) == "r.json: field tree[1].depth: given twice in one object");
+  CHECK(load_error(repeat(j["tree"][2]["host"], "self")) == "r.json: field tree[2].host.self: given twice in one object");
+  CHECK(load_error(repeat(j["process"], "rank")) == "r.json: field process.rank: given twice in one object");
+  // Where the tree reader does not read, only the full loader refuses (the merge keeps nothing from there).
+  CHECK(load_error(repeat(j["flat"][0]["host"], "avg"), false) ==
+        "r.json: field flat[0].host.avg: given twice in one object");
+  report_file f;
+  std::string error;
+  CHECK(scopeprof_cli::parse_report_tree(repeat(j["flat"][0]["host"], "avg"), "r.json", f, error));
+  CHECK(load_error(repeat(j["flat"][1]["host"]["self_stats"], "max"), false) ==
+        "r.json: field flat[1].host.self_stats.max: given twice in one object");
+  // A number past int64 where nothing is read is no reason to refuse; where a count is read it is.
+  const std::string big = good.substr(0, good.size() - 1) + ",\"extra\\n\":18446744073709551615}";
+  CHECK(parse_report(big, "r.json", f, error));
+  CHECK(scopeprof_cli::parse_report_tree(big, "r.json", f, error));
+  nlohmann::json k = j;
+  k["tree"][0]["depth"] = std::uint64_t{18446744073709551615u};
+  CHECK(load_error(k.dump()) == "r.json: field tree[0].depth: integer out of range");
+  k["tree"][0]["depth"] = std::uint64_t{4294967296u};
+  CHECK(load_error(k.dump()) == "r.json: field tree[0].depth: integer out of range");
+  k = j;  // counts are unsigned 64-bit in both readers
+  k["tree"][1]["calls"] = std::uint64_t{18446744073709551615u};
+  report_file full;
+  REQUIRE_MESSAGE(parse_report(k.dump(), "r.json", full, error), error);
+  REQUIRE_MESSAGE(scopeprof_cli::parse_report_tree(k.dump(), "r.json", f, error), error);
+  CHECK(full.report.tree()[1].calls == 18446744073709551615u);
+  CHECK(f.report.tree()[1].calls == 18446744073709551615u);
+  // A key that is not printable is shown as a JSON string, so the message stays one line.
+  const std::string odd = good.substr(0, good.size() - 1) + ",\"a\\nb\":1,\"a\\nb\":2}";
+  CHECK(load_error(odd, false) == "r.json: field \"a\\nb\": given twice in one object");
+  CHECK(scopeprof_cli::parse_report_tree(odd, "r.json", f, error));
+  // The fuzzer's shape, short: the first "tree" is read before the second is met (its input is a seed
+  // in tests/fuzz/corpus_report/repeated_tree_key.json).
+  CHECK(load_error(std::string("{\"tree\":[],\"schema\":\"scopeprof-report/1\",\"tree\":[]}")) ==
+        "r.json: field tree: given twice in one object");
+}
+
 TEST_CASE("cli report file: the streaming tree reader keeps the process and the call tree as the full loader does") {
   const scopeprof::report original = cli_test::rank_report(5, 6, 30, 2.0, 3);
   report_file full, tree;
