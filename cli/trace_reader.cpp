@@ -2,8 +2,10 @@
 // one at a time (trace_reader.hpp).
 #include "trace_reader.hpp"
 
+#include "json_unique_keys.hpp"
 #include "sax_types.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -23,9 +25,25 @@ std::string parse_failure(std::size_t position, std::size_t size) {
 }
 
 /// The SAX callbacks every reader here shares: the parse error, recorded; binary values never occur in JSON.
+/// A top-level key given twice is refused by both readers (JSON leaves open which value counts: a viewer
+/// that parses the whole document keeps the last, a streaming reader meets both), as are repeats inside
+/// distributedInfo and otherData, whose fields the header reader keeps.
 struct sax_base : sax_types {
   std::size_t size = 0;
   std::string problem;  ///< set when a callback stops the parse for a reason
+
+  /// Notes `k`, met at `depth` (1: the top object; 2: one of its objects, named `parent`); false, with the
+  /// message, when that object gave it before.
+  bool unique_key(int depth, const std::string& parent, const std::string& k) {
+    if (depth < 1 || depth > 2) return true;
+    std::vector<std::string>& seen = keys_[depth - 1];
+    if (std::find(seen.begin(), seen.end(), k) != seen.end())
+      return fail(repeated_key_message(depth == 1 ? key_for_message(k) : key_for_message(parent) + "." + key_for_message(k)));
+    seen.push_back(k);
+    return true;
+  }
+  /// A new object opens at depth 2: its keys are its own.
+  void new_inner_object() { keys_[1].clear(); }
 
   bool binary(binary_t&) { return true; }
   bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception&) {
@@ -36,6 +54,9 @@ struct sax_base : sax_types {
     problem = std::move(why);
     return false;
   }
+
+ private:
+  std::vector<std::string> keys_[2];  // the keys of the top object, and of the depth-2 object open now
 };
 
 /// The top-level fields: distributedInfo.{rank, world_size}, baseTimeNanoseconds, otherData.{program,
@@ -74,7 +95,7 @@ class header_sax : public sax_base {
     return scalar();
   }
   bool start_object(std::size_t) {
-    if (depth_ == 1) parent_ = key_;
+    if (depth_ == 1) parent_ = key_, new_inner_object();
     if (field_is_integer()) return fail(where_ + " is not an integer");
     ++depth_;
     return true;
@@ -109,7 +130,8 @@ class header_sax : public sax_base {
   bool key(string_t& k) {
     key_ = k;
     where_ = (depth_ == 1 ? std::string() : parent_ + ".") + k;
-    return true;
+    if (depth_ == 2 && parent_ != "distributedInfo" && parent_ != "otherData") return true;
+    return unique_key(depth_, parent_, k);
   }
 
  private:
@@ -146,8 +168,9 @@ class events_sax : public sax_base {
   bool string(string_t& s) { return value(trace_event(std::move(s))); }
   bool key(string_t& k) {
     key_ = std::move(k);
-    if (depth_ == 1) top_key_ = key_;
-    return true;
+    if (depth_ != 1) return true;
+    top_key_ = key_;
+    return unique_key(1, std::string(), key_);
   }
   bool start_object(std::size_t) { return open(trace_event::object()); }
   bool start_array(std::size_t) {

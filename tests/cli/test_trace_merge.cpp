@@ -179,6 +179,25 @@ TEST_CASE("merged trace: refusals name the file and leave no output") {
   write_text(dir / "bad_event.trace.json",
              "{\"distributedInfo\":{\"rank\":1,\"world_size\":3},\"baseTimeNanoseconds\":5,\"traceEvents\":[{},3]}");
   refused({paths[0], dir / "bad_event.trace.json", paths[2]}, "bad_event.trace.json: traceEvents[1] is not an object");
+  // A key given twice: a viewer keeps the last value, a streaming reader would meet both (events of two
+  // arrays), so the trace is refused wherever the repeat stands: after the events, before them, and inside
+  // distributedInfo (whose rank the merge places by).
+  // (With otherData, the header's reader stops at the first traceEvents: the events' reader finds the second.)
+  const std::string head =
+      "{\"distributedInfo\":{\"rank\":1,\"world_size\":3},\"otherData\":{},\"baseTimeNanoseconds\":5,";
+  write_text(dir / "two_arrays.trace.json", head + "\"traceEvents\":[],\"traceEvents\":[{\"ph\":\"i\"}]}");
+  refused({paths[0], dir / "two_arrays.trace.json", paths[2]},
+          "two_arrays.trace.json: field traceEvents: given twice in one object");
+  write_text(dir / "two_bases.trace.json", head + "\"baseTimeNanoseconds\":6,\"traceEvents\":[]}");
+  refused({paths[0], dir / "two_bases.trace.json", paths[2]},
+          "two_bases.trace.json: field baseTimeNanoseconds: given twice in one object");
+  write_text(dir / "two_ranks.trace.json",
+             "{\"distributedInfo\":{\"rank\":1,\"world_size\":3,\"rank\":0},\"baseTimeNanoseconds\":5,\"traceEvents\":[]}");
+  refused({paths[0], dir / "two_ranks.trace.json", paths[2]},
+          "two_ranks.trace.json: field distributedInfo.rank: given twice in one object");
+  write_text(dir / "odd_key.trace.json", head + "\"traceEvents\":[],\"a\\nb\":1,\"a\\nb\":2}");
+  refused({paths[0], dir / "odd_key.trace.json", paths[2]},
+          "odd_key.trace.json: field \"a\\nb\": given twice in one object");
 
   // A full disk part-way (/dev/full through a link): the message names the output. The link was there
   // before the merge, so it stays (a partial file the merge created is removed: test_report_file.cpp).
