@@ -31,6 +31,12 @@ class report_loader {
     return r;
   }
 
+  /// Why a "device" object with 0 calls is refused (both readers say it): the writer gives a row with no
+  /// valid device span "device": null, and every device figure comes with a call, so such an object is none
+  /// a run wrote, and its figures would not survive a write (null reads back as 0).
+  static constexpr const char* zero_device_calls =
+      "0 in a device object (a row with no valid device span has \"device\": null)";
+
   static report load(const json& doc, const std::string& source_name) {
     report r;
     fields f(doc, "");
@@ -222,7 +228,7 @@ class report_loader {
     r.host_time_pct = host.number("time_pct");
     const fields device = f.object_or_null("device");
     if (!device.is_null()) {
-      r.device_calls = device.u64("calls");
+      r.device_calls = read_device_calls(device);
       r.device_total_ns = device.i64("total");
       r.device_self_ns = device.i64("self");
       r.device = read_stats(device, r.device_calls, r.device_total_ns);
@@ -236,6 +242,13 @@ class report_loader {
     read_cupti(f.object_or_null("cupti"), r.device_busy_ns, r.device_busy_self_ns, r.kernels, r.copies);
     r.work = read_work(f);
     return r;
+  }
+
+  /// A row's device calls: at least 1 where the row has a device object (zero_device_calls).
+  static std::uint64_t read_device_calls(const fields& device) {
+    const std::uint64_t calls = device.u64("calls");
+    if (calls == 0) device.field("calls").fail(zero_device_calls);
+    return calls;
   }
 
   /// A row without device spans says why in device_status; the counts behind it are not saved, so one
@@ -264,7 +277,7 @@ class report_loader {
     r.host_self = read_stats(host.object("self_stats"), r.calls, r.host_self_ns);
     const fields device = f.object_or_null("device");
     if (!device.is_null()) {
-      r.device_calls = device.u64("calls");
+      r.device_calls = read_device_calls(device);
       r.device_total_ns = device.i64("total");
       r.device_self_ns = device.i64("self");
       r.device = read_stats(device, r.device_calls, r.device_total_ns);

@@ -22,7 +22,8 @@ enum class place : std::uint8_t { skipped, top, process, devices, tree, row, row
 
 /// Fields a tree row must have (bits), as the full loader requires them.
 enum row_field : unsigned { f_name = 1, f_depth = 2, f_parent = 4, f_calls = 8, f_host = 16, f_device = 32,
-                            f_host_total = 64, f_host_self = 128 };
+                            f_host_total = 64, f_host_self = 128, f_device_calls = 256,
+                            f_device_total = 512 };
 
 class tree_sax : public sax_types {
  public:
@@ -40,7 +41,8 @@ class tree_sax : public sax_types {
     if (stack_.empty() || !expects_scalar(stack_.back())) return true;  // a value this reader does not keep
     // Counts are unsigned 64-bit, as the full loader reads them; the rest are refused as it refuses them.
     if (stack_.back() == place::row && key_ == "calls") return (rows_.back().calls = v, seen_ |= f_calls, true);
-    if (stack_.back() == place::row_device && key_ == "calls") return (rows_.back().device_calls = v, true);
+    if (stack_.back() == place::row_device && key_ == "calls")
+      return (rows_.back().device_calls = v, seen_ |= f_device_calls, true);
     return fail(field() + ": integer out of range");
   }
   bool number_float(number_float_t v, const string_t&) {
@@ -73,6 +75,7 @@ class tree_sax : public sax_types {
     pop();
     if (p == place::row) return end_row();
     if (p == place::row_work) return end_work();
+    if (p == place::row_device) return end_device();
     if (p == place::row_host && !(seen_ & f_host_total)) return fail(row_field_name("host.total") + ": missing");
     if (p == place::row_host && !(seen_ & f_host_self)) return fail(row_field_name("host.self") + ": missing");
     return true;
@@ -232,8 +235,9 @@ class tree_sax : public sax_types {
       auto& r = rows_.back();
       if (in == place::row_host && key_ == "total") r.host_total_ns = v, seen_ |= f_host_total;
       else if (in == place::row_host && key_ == "self") r.host_self_ns = v, seen_ |= f_host_self;
-      else if (in == place::row_device && key_ == "calls") r.device_calls = static_cast<std::uint64_t>(v);
-      else if (in == place::row_device && key_ == "total") r.device_total_ns = v;
+      else if (in == place::row_device && key_ == "calls")
+        r.device_calls = static_cast<std::uint64_t>(v), seen_ |= f_device_calls;
+      else if (in == place::row_device && key_ == "total") r.device_total_ns = v, seen_ |= f_device_total;
       return true;
     }
     return wrong_type("a number");
@@ -305,6 +309,15 @@ class tree_sax : public sax_types {
     const scopeprof::declared_work& w = rows_.back().work;
     if (w.calls == 0 || w.device_calls + w.host_calls + w.unmeasured != w.calls)
       return fail(row_field_name("work") + ": declared work that no run can produce (its calls do not add up)");
+    return true;
+  }
+  /// The end of a row's "device" object: its calls and total there, as the full loader requires them (a
+  /// total over 0 calls would be merged, and lost when the report is written again).
+  bool end_device() {
+    if (!(seen_ & f_device_calls)) return fail(row_field_name("device.calls") + ": missing");
+    if (!(seen_ & f_device_total)) return fail(row_field_name("device.total") + ": missing");
+    if (rows_.back().device_calls == 0)
+      return fail(row_field_name("device.calls") + ": " + scopeprof::detail::report_loader::zero_device_calls);
     return true;
   }
   place begin_row() {

@@ -249,6 +249,34 @@ TEST_CASE("cli report file: a key given twice in one object is refused, by both 
         "r.json: field tree: given twice in one object");
 }
 
+TEST_CASE("cli report file: a device object with 0 calls is refused, by both readers where they read it") {
+  // The writer gives a row with no valid device span "device": null. The fuzzer set a seed's
+  // tree[2].device.calls to 0 and left its total at 1000 ns: both readers took it, and the JSON written
+  // for it said null, so the total read back as 0.
+  const nlohmann::json good = nlohmann::json::parse(cli_test::rank_report(0, 1, 3).json());
+  auto forward = [&](const char* table) {  // the device-timed row
+    std::size_t i = 0;
+    while (i < good[table].size() && good[table][i]["name"] != "forward") ++i;
+    REQUIRE(i < good[table].size());
+    REQUIRE(good[table][i]["device"].is_object());
+    return i;
+  };
+  const std::string why = "0 in a device object (a row with no valid device span has \"device\": null)";
+  const std::string tree_row = "r.json: field tree[" + std::to_string(forward("tree")) + "].device.calls: ";
+  nlohmann::json j = good;
+  j["tree"][forward("tree")]["device"]["calls"] = 0;
+  CHECK(load_error(j.dump()) == tree_row + why);
+  j = good;
+  j["tree"][forward("tree")]["device"].erase("calls");
+  CHECK(load_error(j.dump()) == tree_row + "missing");
+  j = good;
+  j["tree"][forward("tree")]["device"].erase("total");
+  CHECK(load_error(j.dump()) == "r.json: field tree[" + std::to_string(forward("tree")) + "].device.total: missing");
+  j = good;
+  j["flat"][forward("flat")]["device"]["calls"] = 0;
+  CHECK(load_error(j.dump(), false) == "r.json: field flat[" + std::to_string(forward("flat")) + "].device.calls: " + why);
+}
+
 TEST_CASE("cli report file: the streaming tree reader keeps the process and the call tree as the full loader does") {
   const scopeprof::report original = cli_test::rank_report(5, 6, 30, 2.0, 3);
   report_file full, tree;
