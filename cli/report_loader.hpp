@@ -144,7 +144,9 @@ class report_loader {
     w.device_bytes = f.number("device_bytes");
     w.device_flops = f.number("device_flops");
     w.device_ns = f.i64("device_span");
-    w.device = static_cast<std::int32_t>(f.i64("device_id"));
+    const std::int64_t device = f.i64("device_id");  // -1 none, -2 several, else a device's ordinal
+    if (device < -2 || device > INT32_MAX) f.field("device_id").fail("expected a device id");
+    w.device = static_cast<std::int32_t>(device);
     w.host_calls = f.u64("host_calls");
     w.host_bytes = f.number("host_bytes");
     w.host_flops = f.number("host_flops");

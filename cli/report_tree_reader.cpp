@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -20,10 +21,54 @@ namespace {
 /// Where the parser is: the container it is in, and for an object the key of the value that comes next.
 enum class place : std::uint8_t { skipped, top, process, devices, tree, row, row_host, row_device, row_work };
 
-/// Fields a tree row must have (bits), as the full loader requires them.
-enum row_field : unsigned { f_name = 1, f_depth = 2, f_parent = 4, f_calls = 8, f_host = 16, f_device = 32,
-                            f_host_total = 64, f_host_self = 128, f_device_calls = 256,
-                            f_device_total = 512 };
+/// A key this reader keeps in one place: whether its value is a number or string (else an object or an
+/// array), and whether the object must give it, as the full loader requires.
+struct kept_key {
+  const char* name;
+  bool scalar;
+  bool required;
+};
+
+/// The keys kept in each place (none in the others). Their index in the list is their bit in the per-object
+/// mask of keys met (a kept key given twice is refused, as the full loader refuses any repeated key).
+struct kept_list {
+  const kept_key* keys;
+  std::size_t size;
+};
+constexpr kept_key top_keys[] = {{"schema", true, false}, {"process", false, false}, {"tree", false, false}};
+constexpr kept_key process_keys[] = {{"rank", true, false},        {"world_size", true, false}, {"local_rank", true, false},
+                                     {"pid", true, false},         {"base_unix_ns", true, false},
+                                     {"rank_source", true, false}, {"host", true, false},
+                                     {"program", true, false},     {"devices", false, false}};
+constexpr kept_key row_keys[] = {{"name", true, true},  {"depth", true, true},   {"parent", true, true}, {"calls", true, true},
+                                 {"host", false, true}, {"device", false, true}, {"work", false, false}};
+constexpr kept_key host_keys[] = {{"total", true, true}, {"self", true, true}};
+constexpr kept_key device_keys[] = {{"calls", true, true}, {"total", true, true}};
+constexpr kept_key work_keys[] = {{"calls", true, false},        {"device_calls", true, false}, {"host_calls", true, false},
+                                  {"unmeasured", true, false},   {"device_span", true, false},  {"host", true, false},
+                                  {"bytes", true, false},        {"flops", true, false},        {"device_bytes", true, false},
+                                  {"device_flops", true, false}, {"host_bytes", true, false},   {"host_flops", true, false},
+                                  {"device_id", true, false}};
+
+constexpr kept_list kept_in(place p) {
+  switch (p) {
+    case place::top: return {top_keys, std::size(top_keys)};
+    case place::process: return {process_keys, std::size(process_keys)};
+    case place::row: return {row_keys, std::size(row_keys)};
+    case place::row_host: return {host_keys, std::size(host_keys)};
+    case place::row_device: return {device_keys, std::size(device_keys)};
+    case place::row_work: return {work_keys, std::size(work_keys)};
+    default: return {nullptr, 0};
+  }
+}
+
+/// The index of `k` among the keys kept in `p`, or -1.
+int kept_index(place p, const std::string& k) {
+  const kept_list l = kept_in(p);
+  for (std::size_t i = 0; i < l.size; ++i)
+    if (k == l.keys[i].name) return static_cast<int>(i);
+  return -1;
+}
 
 class tree_sax : public sax_types {
  public:
@@ -40,9 +85,8 @@ class tree_sax : public sax_types {
     if (v <= static_cast<number_unsigned_t>(INT64_MAX)) return integer(static_cast<std::int64_t>(v), false);
     if (stack_.empty() || !expects_scalar(stack_.back())) return true;  // a value this reader does not keep
     // Counts are unsigned 64-bit, as the full loader reads them; the rest are refused as it refuses them.
-    if (stack_.back() == place::row && key_ == "calls") return (rows_.back().calls = v, seen_ |= f_calls, true);
-    if (stack_.back() == place::row_device && key_ == "calls")
-      return (rows_.back().device_calls = v, seen_ |= f_device_calls, true);
+    if (stack_.back() == place::row && key_ == "calls") return (rows_.back().calls = v, true);
+    if (stack_.back() == place::row_device && key_ == "calls") return (rows_.back().device_calls = v, true);
     return fail(field() + ": integer out of range");
   }
   bool number_float(number_float_t v, const string_t&) {
@@ -62,8 +106,8 @@ class tree_sax : public sax_types {
     place next = place::skipped;
     if (in == place::top && key_ == "process") next = place::process;
     else if (in == place::tree) next = begin_row();
-    else if (in == place::row && key_ == "host") next = (seen_ |= f_host, place::row_host);
-    else if (in == place::row && key_ == "device") next = (seen_ |= f_device, place::row_device);
+    else if (in == place::row && key_ == "host") next = place::row_host;
+    else if (in == place::row && key_ == "device") next = place::row_device;
     else if (in == place::row && key_ == "work") next = place::row_work;
     else if (expects_scalar(in)) return wrong_type("an object");
     if (in == place::top && key_ == "process") has_process_ = true;
@@ -72,12 +116,13 @@ class tree_sax : public sax_types {
   }
   bool end_object() {
     const place p = stack_.back();
+    const std::uint32_t met = keys_seen_.back();
     pop();
-    if (p == place::row) return end_row();
+    const kept_list l = kept_in(p);
+    for (std::size_t i = 0; i < l.size; ++i)
+      if (l.keys[i].required && !(met & (std::uint32_t{1} << i))) return fail(path_in(p, l.keys[i].name) + ": missing");
     if (p == place::row_work) return end_work();
     if (p == place::row_device) return end_device();
-    if (p == place::row_host && !(seen_ & f_host_total)) return fail(row_field_name("host.total") + ": missing");
-    if (p == place::row_host && !(seen_ & f_host_self)) return fail(row_field_name("host.self") + ": missing");
     return true;
   }
   bool start_array(std::size_t) {
@@ -99,7 +144,8 @@ class tree_sax : public sax_types {
   }
   bool key(string_t& k) {
     key_ = k;
-    if (const std::uint32_t bit = kept_key_bit(k); bit != 0) {
+    if (const int i = stack_.empty() ? -1 : kept_index(stack_.back(), k); i >= 0) {
+      const std::uint32_t bit = std::uint32_t{1} << i;
       if (keys_seen_.back() & bit) return (error_ = repeated_key_message(field()), false);
       keys_seen_.back() |= bit;
     }
@@ -132,32 +178,6 @@ class tree_sax : public sax_types {
     stack_.pop_back();
     keys_seen_.pop_back();
   }
-  /// A bit for each key this reader keeps in the object it is in (0 for the rest, and in skipped places):
-  /// a kept key given twice is refused, as the full loader refuses any repeated key.
-  std::uint32_t kept_key_bit(const std::string& k) const {
-    static const std::vector<const char*> top{"schema", "process", "tree"};
-    static const std::vector<const char*> process{"rank", "world_size", "local_rank", "pid", "base_unix_ns",
-                                                  "rank_source", "host", "program", "devices"};
-    static const std::vector<const char*> row{"name", "depth", "parent", "calls", "host", "device", "work"};
-    static const std::vector<const char*> host{"total", "self"};
-    static const std::vector<const char*> device{"calls", "total"};
-    static const std::vector<const char*> work{"calls", "device_calls", "host_calls", "unmeasured", "device_span",
-                                               "host", "bytes", "flops", "device_bytes", "device_flops",
-                                               "host_bytes", "host_flops", "device_id"};
-    const std::vector<const char*>* names = nullptr;
-    switch (stack_.empty() ? place::skipped : stack_.back()) {
-      case place::top: names = &top; break;
-      case place::process: names = &process; break;
-      case place::row: names = &row; break;
-      case place::row_host: names = &host; break;
-      case place::row_device: names = &device; break;
-      case place::row_work: names = &work; break;
-      default: return 0;
-    }
-    for (std::size_t i = 0; i < names->size(); ++i)
-      if (k == (*names)[i]) return std::uint32_t{1} << i;
-    return 0;
-  }
   bool in_work() const { return !stack_.empty() && stack_.back() == place::row_work; }
   bool fail(const std::string& what) {
     error_ = "field " + what;
@@ -168,8 +188,11 @@ class tree_sax : public sax_types {
   }
   /// The current field's path for a message (the key shown printable: key_for_message).
   std::string field() const {
-    const std::string k = key_for_message(key_);
-    switch (stack_.empty() ? place::skipped : stack_.back()) {
+    return path_in(stack_.empty() ? place::skipped : stack_.back(), key_for_message(key_));
+  }
+  /// The path of key `k` (printable) in an object of place `p`, the current row's for a row's parts.
+  std::string path_in(place p, const std::string& k) const {
+    switch (p) {
       case place::process: return "process." + k;
       case place::devices: return "process.devices[]";
       case place::row: return row_field_name(k.c_str());
@@ -179,17 +202,13 @@ class tree_sax : public sax_types {
       default: return k;
     }
   }
-  /// Whether the current key, in this place, names a value this reader keeps as a number or string.
+  /// Whether the current key, in this place, names a value this reader keeps as a number or string (a
+  /// row's work reads its numbers apart: work_value).
   bool expects_scalar(place in) const {
-    if (in == place::top) return key_ == "schema";
     if (in == place::devices) return true;
-    if (in == place::process)
-      return key_ == "rank" || key_ == "world_size" || key_ == "local_rank" || key_ == "pid" || key_ == "base_unix_ns" ||
-             key_ == "rank_source" || key_ == "host" || key_ == "program";
-    if (in == place::row) return key_ == "name" || key_ == "depth" || key_ == "parent" || key_ == "calls";
-    if (in == place::row_host) return key_ == "total" || key_ == "self";
-    if (in == place::row_device) return key_ == "calls" || key_ == "total";
-    return false;
+    if (in == place::row_work) return false;
+    const int i = kept_index(in, key_);
+    return i >= 0 && kept_in(in).keys[i].scalar;
   }
   bool wrong_type(const char* found) {
     if (stack_.empty()) return true;
@@ -207,7 +226,7 @@ class tree_sax : public sax_types {
     return "an integer";
   }
   bool scalar_null() {
-    if (!stack_.empty() && stack_.back() == place::row && key_ == "device") return (seen_ |= f_device, true);
+    if (!stack_.empty() && stack_.back() == place::row && key_ == "device") return true;
     if (!stack_.empty() && stack_.back() == place::process && key_ == "base_unix_ns") return true;
     return wrong_type("null");
   }
@@ -218,7 +237,7 @@ class tree_sax : public sax_types {
     else if (in == place::process && key_ == "rank_source") process_.rank_source = s;
     else if (in == place::process && key_ == "host") process_.host = s;
     else if (in == place::process && key_ == "program") process_.program = s;
-    else if (in == place::row && key_ == "name") rows_.back().name = s, seen_ |= f_name;
+    else if (in == place::row && key_ == "name") rows_.back().name = s;
     else if (in == place::row && (key_ == "depth" || key_ == "parent" || key_ == "calls"))
       return fail(field() + ": expected an integer, found a string");
     else return wrong_type("a string");
@@ -233,11 +252,10 @@ class tree_sax : public sax_types {
     if (in == place::row_host || in == place::row_device) {
       if (negative) return fail(field() + ": expected a duration, found a negative number");
       auto& r = rows_.back();
-      if (in == place::row_host && key_ == "total") r.host_total_ns = v, seen_ |= f_host_total;
-      else if (in == place::row_host && key_ == "self") r.host_self_ns = v, seen_ |= f_host_self;
-      else if (in == place::row_device && key_ == "calls")
-        r.device_calls = static_cast<std::uint64_t>(v), seen_ |= f_device_calls;
-      else if (in == place::row_device && key_ == "total") r.device_total_ns = v, seen_ |= f_device_total;
+      if (in == place::row_host && key_ == "total") r.host_total_ns = v;
+      else if (in == place::row_host && key_ == "self") r.host_self_ns = v;
+      else if (in == place::row_device && key_ == "calls") r.device_calls = static_cast<std::uint64_t>(v);
+      else if (in == place::row_device && key_ == "total") r.device_total_ns = v;
       return true;
     }
     return wrong_type("a number");
@@ -254,7 +272,7 @@ class tree_sax : public sax_types {
   bool row_integer(std::int64_t v, bool negative) {
     auto& r = rows_.back();
     if (key_ == "parent") {
-      r.parent = v, seen_ |= f_parent;
+      r.parent = v;
       if (v < -1 || v >= static_cast<std::int64_t>(rows_.size() - 1))
         return fail("tree[" + std::to_string(rows_.size() - 1) + "]: parent " + std::to_string(v) + " is not an earlier row");
       return true;
@@ -263,8 +281,8 @@ class tree_sax : public sax_types {
     if (negative && (key_ == "depth" || key_ == "calls"))
       return fail(field() + ": expected a count, found a negative number");
     if (key_ == "depth" && v > static_cast<std::int64_t>(UINT32_MAX)) return fail(field() + ": integer out of range");
-    if (key_ == "depth") r.depth = static_cast<std::uint32_t>(v), seen_ |= f_depth;
-    else if (key_ == "calls") r.calls = static_cast<std::uint64_t>(v), seen_ |= f_calls;
+    if (key_ == "depth") r.depth = static_cast<std::uint32_t>(v);
+    else if (key_ == "calls") r.calls = static_cast<std::uint64_t>(v);
     return true;
   }
   /// A number of a row's "work" object: the sums the full loader reads, with its types (counts and
@@ -311,32 +329,21 @@ class tree_sax : public sax_types {
       return fail(row_field_name("work") + ": declared work that no run can produce (its calls do not add up)");
     return true;
   }
-  /// The end of a row's "device" object: its calls and total there, as the full loader requires them (a
-  /// total over 0 calls would be merged, and lost when the report is written again).
+  /// The end of a row's "device" object (its calls and total there): a total over 0 calls would be merged,
+  /// and lost when the report is written again.
   bool end_device() {
-    if (!(seen_ & f_device_calls)) return fail(row_field_name("device.calls") + ": missing");
-    if (!(seen_ & f_device_total)) return fail(row_field_name("device.total") + ": missing");
     if (rows_.back().device_calls == 0)
       return fail(row_field_name("device.calls") + ": " + scopeprof::detail::report_loader::zero_device_calls);
     return true;
   }
   place begin_row() {
     rows_.emplace_back();
-    seen_ = 0;
     return place::row;
-  }
-  bool end_row() {
-    static const struct { unsigned bit; const char* name; } required[] = {
-        {f_name, "name"}, {f_depth, "depth"}, {f_parent, "parent"}, {f_calls, "calls"}, {f_host, "host"}, {f_device, "device"}};
-    for (const auto& r : required)
-      if (!(seen_ & r.bit)) return fail(row_field_name(r.name) + ": missing");
-    return true;
   }
 
   std::vector<place> stack_;
-  std::vector<std::uint32_t> keys_seen_;  // per open container, the kept keys met so far (kept_key_bit)
+  std::vector<std::uint32_t> keys_seen_;  // per open container, the kept keys met so far (bit: kept_index)
   std::string key_;
-  unsigned seen_ = 0;
 };
 
 /// After the parse: the same checks and messages as the full loader, for what this reader keeps.

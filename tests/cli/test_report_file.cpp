@@ -362,6 +362,15 @@ TEST_CASE("cli report file: declared work reads back into the same sums and rate
   for (auto& row : j["flat"])
     if (row["name"] == "matmul") row["work"]["device_calls"] = 5;
   CHECK(load_error(j.dump(), false).find("declared work that no run can produce") != std::string::npos);
+  // A device id past the ones a run writes (-1 none, -2 several, an ordinal): both readers refuse it, in
+  // the tree too (the full loader once cut it to 32 bits, and took -3, where the merge refused it).
+  for (const std::int64_t id : {std::int64_t{-3}, std::int64_t{1} << 31}) {
+    j = nlohmann::json::parse(original.json());
+    std::size_t at = 0;
+    while (j["tree"][at]["name"] != "matmul") ++at;
+    j["tree"][at]["work"]["device_id"] = id;
+    CHECK(load_error(j.dump()) == "r.json: field tree[" + std::to_string(at) + "].work.device_id: expected a device id");
+  }
   j = nlohmann::json::parse(original.json());
   for (auto& row : j["flat"]) row.erase("work");
   j.erase("work");
