@@ -250,6 +250,7 @@ class tree_sax : public sax_types {
     if (in == place::devices) return (process_.devices.push_back(static_cast<std::int32_t>(v)), true);
     if (in == place::row) return row_integer(v, negative);
     if (in == place::row_host || in == place::row_device) {
+      if (!expects_scalar(in)) return true;  // (min, max, ...: the full loader's, not read here)
       if (negative) return fail(field() + ": expected a duration, found a negative number");
       auto& r = rows_.back();
       if (in == place::row_host && key_ == "total") r.host_total_ns = v;
