@@ -222,8 +222,8 @@ class report_loader {
     r.name = f.text("name");
     r.calls = f.u64("calls");
     const fields host = f.object("host");
-    r.host_total_ns = host.i64("total");
-    r.host_self_ns = host.i64("self");
+    r.host_total_ns = duration(host, "total");
+    r.host_self_ns = duration(host, "self");
     r.host = read_stats(host, r.calls, r.host_total_ns);
     r.host_histogram = read_histogram(host);
     r.host_self = read_stats(host.object("self_stats"), r.calls, r.host_self_ns);
@@ -231,7 +231,7 @@ class report_loader {
     const fields device = f.object_or_null("device");
     if (!device.is_null()) {
       r.device_calls = read_device_calls(device);
-      r.device_total_ns = device.i64("total");
+      r.device_total_ns = duration(device, "total");
       r.device_self_ns = device.i64("self");
       r.device = read_stats(device, r.device_calls, r.device_total_ns);
       r.device_histogram = read_histogram(device);
@@ -244,6 +244,14 @@ class report_loader {
     read_cupti(f.object_or_null("cupti"), r.device_busy_ns, r.device_busy_self_ns, r.kernels, r.copies);
     r.work = read_work(f);
     return r;
+  }
+
+  /// A row's host total or self, or its device total: never negative in a report a run wrote (the merge's
+  /// tree reader refuses one in the same words).
+  static std::int64_t duration(const fields& f, const char* key) {
+    const std::int64_t v = f.i64(key);
+    if (v < 0) f.field(key).fail("expected a duration, found a negative number");
+    return v;
   }
 
   /// A row's device calls: at least 1 where the row has a device object (zero_device_calls).
@@ -273,14 +281,14 @@ class report_loader {
       f.fail("parent " + std::to_string(r.parent) + " is not an earlier row");
     r.calls = f.u64("calls");
     const fields host = f.object("host");
-    r.host_total_ns = host.i64("total");
-    r.host_self_ns = host.i64("self");
+    r.host_total_ns = duration(host, "total");
+    r.host_self_ns = duration(host, "self");
     r.host = read_stats(host, r.calls, r.host_total_ns);
     r.host_self = read_stats(host.object("self_stats"), r.calls, r.host_self_ns);
     const fields device = f.object_or_null("device");
     if (!device.is_null()) {
       r.device_calls = read_device_calls(device);
-      r.device_total_ns = device.i64("total");
+      r.device_total_ns = duration(device, "total");
       r.device_self_ns = device.i64("self");
       r.device = read_stats(device, r.device_calls, r.device_total_ns);
       r.device_self = read_stats(device.object("self_stats"), r.device_calls, r.device_self_ns);

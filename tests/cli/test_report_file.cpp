@@ -272,6 +272,11 @@ TEST_CASE("cli report file: a device object with 0 calls is refused, by both rea
   j = good;
   j["tree"][forward("tree")]["device"].erase("total");
   CHECK(load_error(j.dump()) == "r.json: field tree[" + std::to_string(forward("tree")) + "].device.total: missing");
+  // A negative duration the tree reader keeps: refused by both (the full loader once took it).
+  j = good;
+  j["tree"][forward("tree")]["host"]["total"] = -5;
+  CHECK(load_error(j.dump()) == "r.json: field tree[" + std::to_string(forward("tree")) +
+                                    "].host.total: expected a duration, found a negative number");
   j = good;
   j["flat"][forward("flat")]["device"]["calls"] = 0;
   CHECK(load_error(j.dump(), false) == "r.json: field flat[" + std::to_string(forward("flat")) + "].device.calls: " + why);
