@@ -36,6 +36,11 @@ class report_loader {
   /// a run wrote, and its figures would not survive a write (null reads back as 0).
   static constexpr const char* zero_device_calls =
       "0 in a device object (a row with no valid device span has \"device\": null)";
+  /// Rules both readers apply to what they both read, in the same words.
+  static constexpr const char* negative_duration = "expected a duration, found a negative number";
+  static constexpr const char* not_a_device_id = "expected a device id";
+  /// A declared-work device id a run writes: -1 none, -2 several, else a device's ordinal.
+  static constexpr bool is_device_id(std::int64_t v) { return v >= -2 && v <= INT32_MAX; }
 
   static report load(const json& doc, const std::string& source_name) {
     report r;
@@ -144,8 +149,8 @@ class report_loader {
     w.device_bytes = f.number("device_bytes");
     w.device_flops = f.number("device_flops");
     w.device_ns = f.i64("device_span");
-    const std::int64_t device = f.i64("device_id");  // -1 none, -2 several, else a device's ordinal
-    if (device < -2 || device > INT32_MAX) f.field("device_id").fail("expected a device id");
+    const std::int64_t device = f.i64("device_id");
+    if (!is_device_id(device)) f.field("device_id").fail(not_a_device_id);
     w.device = static_cast<std::int32_t>(device);
     w.host_calls = f.u64("host_calls");
     w.host_bytes = f.number("host_bytes");
@@ -250,7 +255,7 @@ class report_loader {
   /// tree reader refuses one in the same words).
   static std::int64_t duration(const fields& f, const char* key) {
     const std::int64_t v = f.i64(key);
-    if (v < 0) f.field(key).fail("expected a duration, found a negative number");
+    if (v < 0) f.field(key).fail(negative_duration);
     return v;
   }
 

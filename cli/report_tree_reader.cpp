@@ -73,6 +73,7 @@ int kept_index(place p, const std::string& k) {
 class tree_sax : public sax_types {
  public:
   using json = nlohmann::json;
+  using loader = scopeprof::detail::report_loader;  // the full loader: its rules and messages, shared
 
   bool null() { return scalar_null(); }
   bool boolean(bool) { return wrong_type("true or false"); }
@@ -251,7 +252,7 @@ class tree_sax : public sax_types {
     if (in == place::row) return row_integer(v, negative);
     if (in == place::row_host || in == place::row_device) {
       if (!expects_scalar(in)) return true;  // (min, max, ...: the full loader's, not read here)
-      if (negative) return fail(field() + ": expected a duration, found a negative number");
+      if (negative) return fail(field() + ": " + loader::negative_duration);
       auto& r = rows_.back();
       if (in == place::row_host && key_ == "total") r.host_total_ns = v;
       else if (in == place::row_host && key_ == "self") r.host_self_ns = v;
@@ -299,7 +300,7 @@ class tree_sax : public sax_types {
     if (key_ == "device_id") {
       if (kind == num::d) return fail(field() + ": expected an integer, found a number");
       const std::int64_t id = kind == num::i ? i : u > 2147483647u ? INT64_MAX : static_cast<std::int64_t>(u);
-      if (id < -2 || id > 2147483647) return fail(field() + ": expected a device id");
+      if (!loader::is_device_id(id)) return fail(field() + ": " + loader::not_a_device_id);
       w.device = static_cast<std::int32_t>(id);
       return true;
     }
@@ -334,7 +335,7 @@ class tree_sax : public sax_types {
   /// and lost when the report is written again.
   bool end_device() {
     if (rows_.back().device_calls == 0)
-      return fail(row_field_name("device.calls") + ": " + scopeprof::detail::report_loader::zero_device_calls);
+      return fail(row_field_name("device.calls") + ": " + loader::zero_device_calls);
     return true;
   }
   place begin_row() {
